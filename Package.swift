@@ -1,0 +1,64 @@
+// swift-tools-version: 6.2
+//
+// squeeze: compress a folder's files in parallel with zlib into standard gzip files.
+//
+// Targets (see README.md, "Layout"):
+//   CZlib        system library: zlib through pkg-config (Debian's zlib1g-dev)
+//   CSystem      system library: Linux calls glibc's Swift module does not export
+//                (syncfs, openat2, renameat2, ioctl(TIOCGWINSZ)), as static inline shims
+//   SqueezeCore  all logic: gzip format, discovery, scheduling, output, progress, diagnostics, CLI
+//   squeeze      the thin executable over SqueezeCore
+//   TestSupport  helpers shared by the two test targets (temporary folders, running processes)
+//
+// Language: Swift 6 mode (complete strict concurrency). Upcoming feature on:
+//   NonisolatedNonsendingByDefault (SE-0461): a plain `nonisolated async` function runs on
+//   its caller's actor, as in Xcode's "Approachable Concurrency". CPU-heavy async entry points
+//   are therefore marked `@concurrent`, so they leave the caller's actor either way.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("NonisolatedNonsendingByDefault")
+]
+
+let package = Package(
+  name: "squeeze",
+  products: [
+    .executable(name: "squeeze", targets: ["squeeze"]),
+    .library(name: "SqueezeCore", targets: ["SqueezeCore"]),
+  ],
+  targets: [
+    .systemLibrary(
+      name: "CZlib",
+      path: "Sources/CZlib",
+      pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"])]
+    ),
+    .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
+    .target(
+      name: "SqueezeCore",
+      dependencies: ["CZlib", "CSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "squeeze",
+      dependencies: ["SqueezeCore"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "TestSupport",
+      path: "Tests/TestSupport",
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeCoreTests",
+      dependencies: ["SqueezeCore", "CZlib", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeCLITests",
+      dependencies: ["squeeze", "SqueezeCore", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

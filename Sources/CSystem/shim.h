@@ -1,0 +1,42 @@
+// CSystem: Linux calls that glibc's Swift module does not export (it is built without
+// _GNU_SOURCE, and Swift cannot call variadic C functions such as syscall and ioctl).
+// Each wrapper is a direct system call; errors come back as -1 with errno set.
+#pragma once
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/openat2.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+/// syncfs(2): commit the file system containing fd to disk.
+static inline int squeeze_syncfs(int fd) { return (int)syscall(SYS_syncfs, fd); }
+
+/// gettid(2): the calling thread's id (for diagnostics).
+static inline int squeeze_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/// openat2(2) (Linux 5.6): open with RESOLVE_* restrictions on path resolution.
+static inline int squeeze_openat2(int dirfd, const char *path, unsigned long long flags,
+                                  unsigned long long mode, unsigned long long resolve) {
+  struct open_how how = {.flags = flags, .mode = mode, .resolve = resolve};
+  return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+/// renameat2(2): rename with RENAME_NOREPLACE and friends.
+static inline int squeeze_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                                    const char *newpath, unsigned int flags) {
+  return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+/// The width of the terminal on fd in columns, or 0 when fd is not a terminal.
+static inline int squeeze_terminal_columns(int fd) {
+  struct winsize size;
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
+
+static const unsigned int SQUEEZE_RENAME_NOREPLACE = RENAME_NOREPLACE;
+static const unsigned long long SQUEEZE_RESOLVE_NO_SYMLINKS = RESOLVE_NO_SYMLINKS;
+static const unsigned long long SQUEEZE_RESOLVE_BENEATH = RESOLVE_BENEATH;
+static const unsigned long long SQUEEZE_RESOLVE_NO_MAGICLINKS = RESOLVE_NO_MAGICLINKS;

@@ -1,0 +1,108 @@
+/// Parses squeeze's command line: pure, no process state, unit-tested directly.
+///
+/// Conventions, as swift-argument-parser and GNU tools: `--name value` and `--name=value`;
+/// short flags combine (`-kv`); a short option's value may follow it (`-j 4`, `-j4`); `--`
+/// ends the options; `-` alone is a path (standard input). `-h`/`--help` and `--version` win
+/// over everything else.
+enum CommandLineParser {
+  /// Parses `arguments` (without the program name).
+  ///
+  /// - Returns: the command, or the first usage error.
+  static func parse(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
+    // A help request wins even over errors elsewhere on the line, as in swift-argument-parser.
+    for argument in arguments {
+      if argument == "--" { break }
+      if argument == "-h" || argument == "--help" { return .success(.help) }
+    }
+    var options = Options()
+    var index = 0
+    var onlyPaths = false
+    var wantsHelp = false
+    var wantsVersion = false
+    do throws(UsageError) {
+      while index < arguments.count {
+        let argument = arguments[index]
+        let text = String(decoding: argument.bytes, as: UTF8.self)
+        index += 1
+        if onlyPaths || text == "-" || !text.hasPrefix("-") {
+          options.paths.append(argument)
+          continue
+        }
+        if text == "--" {
+          onlyPaths = true
+          continue
+        }
+        if text.hasPrefix("--") {
+          let body = text.dropFirst(2)
+          let name = String(body.prefix { $0 != "=" })
+          let attached = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+          if name == "help" {
+            wantsHelp = true
+            continue
+          }
+          if name == "version" {
+            wantsVersion = true
+            continue
+          }
+          guard let option = OptionTable.long(name) else {
+            throw UsageError.unknownOption("--" + name)
+          }
+          if option.valueLabel == nil {
+            guard attached == nil else { throw UsageError.unexpectedValue(option: "--" + name) }
+            try option.apply(&options, "", option.synopsis)
+          } else if let attached {
+            try option.apply(&options, attached, option.synopsis)
+          } else {
+            guard index < arguments.count else {
+              throw UsageError.missingValue(option: option.synopsis)
+            }
+            let value = String(decoding: arguments[index].bytes, as: UTF8.self)
+            index += 1
+            try option.apply(&options, value, option.synopsis)
+          }
+          continue
+        }
+        // One or more short options: -kv, -j4, -j 4.
+        var letters = Substring(text.dropFirst())
+        while let letter = letters.first {
+          letters = letters.dropFirst()
+          if letter == "h" {
+            wantsHelp = true
+            continue
+          }
+          guard let option = OptionTable.short(letter) else {
+            throw UsageError.unknownOption("-" + String(letter))
+          }
+          if option.valueLabel == nil {
+            try option.apply(&options, "", option.synopsis)
+            continue
+          }
+          let value: String
+          if !letters.isEmpty {
+            value = String(letters)
+            letters = ""
+          } else {
+            guard index < arguments.count else {
+              throw UsageError.missingValue(option: option.synopsis)
+            }
+            value = String(decoding: arguments[index].bytes, as: UTF8.self)
+            index += 1
+          }
+          try option.apply(&options, value, option.synopsis)
+        }
+      }
+    } catch {
+      if wantsHelp { return .success(.help) }
+      return .failure(error)
+    }
+    if wantsHelp { return .success(.help) }
+    if wantsVersion { return .success(.version) }
+    if options.paths.isEmpty { return .failure(.missingArgument("<path> ...")) }
+    return .success(.run(options))
+  }
+
+  /// Parses `String` arguments (tests, and callers with text at hand).
+  static func parse(_ arguments: [String]) -> Result<ParsedCommand, UsageError> {
+    parse(arguments.map { RawPath($0) })
+  }
+}

@@ -1,0 +1,33 @@
+/// The end-of-run figures and the one-line summary (spec §3).
+struct RunSummary: Sendable {
+  var results: RunResults
+  /// Entries skipped by discovery.
+  var skipped: Int
+  /// Paths discovery could not handle (missing arguments, unreadable folders).
+  var discoveryFailures: Int
+  /// Wall-clock seconds of the whole run.
+  var wallSeconds: Double
+  /// CPU seconds (user + system) of the whole run.
+  var cpuSeconds: Double
+
+  /// Files that failed, in discovery and compression together.
+  var failed: Int { results.failed + discoveryFailures }
+
+  /// `squeeze: 14 files, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`, then
+  /// up-to-date, skipped and failed counts when not zero.
+  var line: String {
+    var parts: [String] = []
+    let files = results.done == 1 ? "1 file" : "\(ByteFormat.count(results.done)) files"
+    parts.append(
+      "\(files), \(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
+        + " (\(savedPercent(results.bytesIn, results.bytesOut)) saved)")
+    parts.append(ByteFormat.seconds(wallSeconds))
+    let rate = wallSeconds > 0 ? Double(results.bytesIn) / wallSeconds : 0
+    parts.append("\(ByteFormat.format(Int64(rate)))/s")
+    if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
+    if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
+    if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
+    if results.interrupted { parts.append("interrupted") }
+    return "squeeze: " + parts.joined(separator: ", ")
+  }
+}

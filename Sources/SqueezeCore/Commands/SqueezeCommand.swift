@@ -1,0 +1,37 @@
+import Glibc
+
+/// The `squeeze` command: parses the command line and runs the chosen mode. The executable's
+/// `@main` only calls ``main(arguments:)`` and exits with what it returns.
+public enum SqueezeCommand {
+  /// Runs squeeze with `arguments` (without the program name) and returns the exit status.
+  @MainActor
+  public static func main(arguments: [RawPath]) async -> Int32 {
+    // A write past a file-size limit must fail with EFBIG, not kill the process.
+    signal(SIGXFSZ, SIG_IGN)
+    switch CommandLineParser.parse(arguments) {
+    case .failure(let error):
+      TextOutput.standardError.write(HelpText.usageError(error))
+      return ExitStatus.usage.rawValue
+    case .success(.help):
+      TextOutput.standardOutput.write(HelpText.full)
+      return ExitStatus.success.rawValue
+    case .success(.version):
+      TextOutput.standardOutput.write("squeeze \(HelpText.version)\n")
+      return ExitStatus.success.rawValue
+    case .success(.run(let options)):
+      return await CompressCommand(options: options).run().rawValue
+    }
+  }
+
+  /// The process's arguments as raw bytes (names need not be UTF-8), without the program name.
+  public static var processArguments: [RawPath] {
+    (1..<Int(CommandLine.argc)).compactMap { index in
+      CommandLine.unsafeArgv[index].map { pointer in
+        RawPath(
+          bytes: UnsafeBufferPointer(start: pointer, count: strlen(pointer)).map {
+            UInt8(bitPattern: $0)
+          })
+      }
+    }
+  }
+}

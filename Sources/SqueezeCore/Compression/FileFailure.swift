@@ -1,0 +1,77 @@
+/// Why one file could not be compressed (or decompressed). The run goes on with the other
+/// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").
+///
+/// Messages are lowercase without a final period, name other paths in single quotes and keep
+/// the system's cause, and are printed as `squeeze: <path>: <message>`.
+enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
+  /// `open(2)` of the source failed.
+  case cannotOpen(SystemError)
+  /// The source no longer exists (it vanished after it was listed).
+  case vanished
+  /// The source is now a symbolic link (`ELOOP` from an `O_NOFOLLOW` open); never followed.
+  case becameSymbolicLink
+  /// The source is not a regular file (any more).
+  case notRegularFile(FileKind)
+  /// A different file now has the source's name (its device and inode changed).
+  case replaced
+  /// `read(2)` of the source failed.
+  case cannotRead(SystemError)
+  /// The source changed size or was modified while it was read, so the output would not
+  /// match any state of the file.
+  case changedWhileReading(String)
+  /// The output's name would exceed the file system's limit of 255 bytes (`NAME_MAX`).
+  case outputNameTooLong(RawPath, bytes: Int)
+  /// Something that is not squeeze's output of this file sits at the output path.
+  case outputExists(RawPath)
+  /// Two selected files map to the same output path (with `-o` and several arguments).
+  case outputCollision(RawPath, otherSource: RawPath)
+  /// The temporary output could not be created (or its folder).
+  case cannotCreateOutput(RawPath, SystemError)
+  /// Writing the temporary output failed (full disk, file-size limit, I/O error).
+  case cannotWriteOutput(RawPath, SystemError)
+  /// The finished output could not be made durable or renamed into place.
+  case cannotPublish(RawPath, Publisher.Step, SystemError)
+  /// zlib failed.
+  case zlib(ZlibError)
+  /// The run was interrupted (SIGINT, SIGTERM or SIGHUP) before this file was done.
+  case interrupted
+
+  var description: String {
+    switch self {
+    case .cannotOpen(let error): "cannot open: \(error)"
+    case .vanished: "vanished after it was listed (no such file now)"
+    case .becameSymbolicLink: "became a symbolic link after it was listed; not followed"
+    case .notRegularFile(let kind): "is no longer a regular file (now \(kind))"
+    case .replaced: "was replaced by a different file after it was listed"
+    case .cannotRead(let error): "cannot read: \(error)"
+    case .changedWhileReading(let detail): "changed while being read (\(detail)); not compressed"
+    case .outputNameTooLong(let path, let bytes):
+      "output name '\(path.displayString)' would be \(bytes) bytes, over the 255-byte limit of the file system"
+    case .outputExists(let path):
+      "'\(path.displayString)' already exists and is not squeeze's output of this file; not overwritten (use --force)"
+    case .outputCollision(let path, let other):
+      "output '\(path.displayString)' is also the output of '\(other.displayString)'; not compressed"
+    case .cannotCreateOutput(let path, let error): "cannot create '\(path.displayString)': \(error)"
+    case .cannotWriteOutput(let path, let error): "cannot write '\(path.displayString)': \(error)"
+    case .cannotPublish(let path, let step, let error):
+      "\(step.rawValue) '\(path.displayString)': \(error)"
+    case .zlib(let error): "zlib failed: \(error)"
+    case .interrupted: "interrupted before it was done"
+    }
+  }
+}
+
+extension FileKind: CustomStringConvertible {
+  var description: String {
+    switch self {
+    case .regular: "a regular file"
+    case .directory: "a folder"
+    case .symbolicLink: "a symbolic link"
+    case .characterDevice: "a character device"
+    case .blockDevice: "a block device"
+    case .fifo: "a named pipe"
+    case .socket: "a socket"
+    case .unknown: "of unknown type"
+    }
+  }
+}

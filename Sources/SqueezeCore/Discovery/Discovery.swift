@@ -1,0 +1,349 @@
+import Glibc
+
+/// What to select while walking.
+struct DiscoveryOptions: Sendable {
+  /// The output suffix (`-S`, default `.gz`): names ending in it are skipped as compressed.
+  var suffix: RawPath = ".gz"
+  /// Follow symbolic links (`--follow-symlinks`).
+  var followSymlinks = false
+  /// Stay on each argument's file system (`--one-file-system`).
+  var oneFileSystem = false
+  /// Folders never entered: the output folder when it lies inside an input.
+  var excludedFolders: Set<FileIdentity> = []
+  /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
+  var recordsSkippedPaths = false
+  /// Remove stale temporaries of killed runs met on the way.
+  var removesStaleTemporaries = true
+
+  init() {}
+
+  /// Suffixes gzip treats as already compressed (gzip's `known_suffixes`).
+  static let compressedSuffixes: [[UInt8]] = [
+    ".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z",
+  ].map { Array($0.utf8) }
+}
+
+/// A path discovery could not handle: the run goes on, but the exit status will be 1.
+struct DiscoveryFailure: Sendable, Error, CustomStringConvertible {
+  /// The path, as displayed.
+  var path: RawPath
+  /// What went wrong.
+  var cause: String
+
+  var description: String { "\(path.displayString): \(cause)" }
+}
+
+/// What a walk produced.
+struct DiscoveryResult: Sendable {
+  /// The selected files.
+  var files = FileList()
+  /// How many entries were skipped, by reason.
+  var skipCounts: [SkipReason: Int] = [:]
+  /// Each skipped path and why (only with ``DiscoveryOptions/recordsSkippedPaths``).
+  var skipped: [(path: RawPath, reason: SkipReason)] = []
+  /// Arguments that do not exist, folders that cannot be read, and the like.
+  var failures: [DiscoveryFailure] = []
+  /// Stale temporaries of killed runs that were removed.
+  var staleTemporariesRemoved = 0
+
+  /// Total number of skipped entries.
+  var skippedCount: Int { skipCounts.values.reduce(0, +) }
+}
+
+/// Walks the arguments and lists the regular files to compress, recursively, without
+/// following symbolic links (spec §4, "Skips").
+///
+/// Each folder is opened relative to its argument's open folder, read completely with
+/// `readdir` (using `d_type`, so a file costs one `fstatat` and nothing else), sorted by
+/// name, and closed before its subfolders are walked: only one folder is open at a time
+/// however deep the tree, so a 1,000-level tree works under a small `ulimit -n`.
+struct Discovery {
+  let options: DiscoveryOptions
+  let bases: BaseDirectories
+  let namer: TemporaryNamer
+  var result = DiscoveryResult()
+
+  /// Prepares a walk.
+  ///
+  /// - Parameters:
+  ///   - options: what to select.
+  ///   - bases: where argument folders are opened (kept open for the run).
+  ///   - namer: recognises temporaries and whether their run is alive.
+  init(options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer) {
+    self.options = options
+    self.bases = bases
+    self.namer = namer
+  }
+
+  /// Walks every argument in order and returns what was found.
+  static func run(
+    arguments: [RawPath], options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer
+  ) -> DiscoveryResult {
+    var walk = Discovery(options: options, bases: bases, namer: namer)
+    for argument in arguments { walk.add(argument: argument) }
+    return walk.result
+  }
+
+  /// Adds one command-line argument: a folder (walked), a regular file (taken directly) or
+  /// something else (skipped or a failure).
+  mutating func add(argument: RawPath) {
+    let status: FileStatus
+    do {
+      // A trailing slash makes the kernel resolve a link to a folder, as with `ls dir/`.
+      status = try FileStatus.of(argument, in: AT_FDCWD, followingSymlinks: options.followSymlinks)
+    } catch {
+      fail(argument, error.description)
+      return
+    }
+    switch status.kind {
+    case .directory:
+      addFolder(argument: argument, status: status)
+    case .regular:
+      addFileArgument(argument, status: status)
+    case .symbolicLink:
+      fail(
+        argument,
+        "is a symbolic link, not followed (use --follow-symlinks, or name the folder with a trailing '/')"
+      )
+    default:
+      skip(argument, SkipReason(kind: status.kind) ?? .device)
+    }
+  }
+
+  private mutating func addFileArgument(_ argument: RawPath, status: FileStatus) {
+    let name = argument.lastComponent
+    if isCompressedName(name) {
+      skip(argument, .alreadyCompressed)
+      return
+    }
+    let base: Int
+    do {
+      base = try bases.open(argument.parent)
+    } catch {
+      fail(argument, "cannot open its folder: \(error)")
+      return
+    }
+    let rootIndex = Int32(result.files.roots.count)
+    result.files.roots.append(
+      FileList.Root(
+        argument: argument, isFileArgument: true, base: base, identity: FileIdentity(status)))
+    let directory = Int32(result.files.directories.count)
+    result.files.directories.append(
+      FileList.Directory(
+        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0, permissions: 0o755))
+    append(file: name, status: status, directory: directory)
+  }
+
+  private mutating func addFolder(argument: RawPath, status: FileStatus) {
+    if options.excludedFolders.contains(FileIdentity(status)) {
+      skip(argument, .outputFolder)
+      return
+    }
+    let base: Int
+    do {
+      base = try bases.open(argument)
+    } catch {
+      fail(argument, "cannot open folder: \(error)")
+      return
+    }
+    let rootIndex = Int32(result.files.roots.count)
+    let identity = FileIdentity(status)
+    result.files.roots.append(
+      FileList.Root(argument: argument, isFileArgument: false, base: base, identity: identity))
+    let top = Int32(result.files.directories.count)
+    result.files.directories.append(
+      FileList.Directory(
+        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
+        permissions: UInt16(status.permissions & 0o7777)))
+    var pending: [Int32] = [top]
+    var visited: Set<FileIdentity> = [identity]
+    while let directory = pending.popLast() {
+      let children = walk(
+        directory: directory, base: base, rootDevice: status.device, visited: &visited)
+      pending.append(contentsOf: children.reversed())
+    }
+  }
+
+  /// Lists one folder; returns its subfolders (already recorded) in name order.
+  private mutating func walk(
+    directory: Int32, base: Int, rootDevice: UInt64, visited: inout Set<FileIdentity>
+  ) -> [Int32] {
+    let relative = result.files.relativePath(ofDirectory: directory)
+    let display = result.files.roots[Int(result.files.directories[Int(directory)].root)].argument
+      .trimmingTrailingSlashes.appending(relative)
+    guard let folder = openFolder(relative.isEmpty ? "." : relative, base: base, display: display),
+      let entries = readEntries(of: folder, display: display)
+    else { return [] }
+    var subfolders: [Int32] = []
+    for entry in entries.sorted(by: { $0.name < $1.name }) {
+      let name = entry.name
+      let path = display.appending(name)
+      if entry.type == UInt8(DT_REG) && isCompressedName(name) {
+        skip(path, .alreadyCompressed)
+        continue
+      }
+      if TemporaryNamer.isTemporary(name) {
+        if options.removesStaleTemporaries && namer.owner(of: name) == .stale {
+          if (try? RelativeLocation(base: folder.rawValue, directory: "", name: name).remove())
+            != nil
+          {
+            result.staleTemporariesRemoved += 1
+            continue
+          }
+        }
+        skip(path, .temporary)
+        continue
+      }
+      var status: FileStatus
+      do {
+        status = try FileStatus.of(name, in: folder.rawValue)
+      } catch  where error.code == ENOENT {
+        continue  // vanished while listing: nothing to do
+      } catch {
+        fail(path, "cannot stat: \(error)")
+        continue
+      }
+      if status.kind == .symbolicLink {
+        guard options.followSymlinks else {
+          skip(path, .symbolicLink)
+          continue
+        }
+        guard let target = try? FileStatus.of(name, in: folder.rawValue, followingSymlinks: true)
+        else {
+          fail(path, "is a dangling symbolic link")
+          continue
+        }
+        status = target
+      }
+      switch status.kind {
+      case .regular:
+        if isCompressedName(name) {
+          skip(path, .alreadyCompressed)
+          continue
+        }
+        append(file: name, status: status, directory: directory)
+      case .directory:
+        let identity = FileIdentity(status)
+        if options.excludedFolders.contains(identity) {
+          skip(path, .outputFolder)
+          continue
+        }
+        if options.oneFileSystem && status.device != rootDevice {
+          skip(path, .otherFileSystem)
+          continue
+        }
+        if options.followSymlinks && !visited.insert(identity).inserted {
+          skip(path, .symlinkLoop)
+          continue
+        }
+        let stored = result.files.store(name)
+        result.files.directories.append(
+          FileList.Directory(
+            parent: directory, root: result.files.directories[Int(directory)].root,
+            nameOffset: stored.offset, nameLength: stored.length,
+            permissions: UInt16(status.permissions & 0o7777)))
+        subfolders.append(Int32(result.files.directories.count - 1))
+      default:
+        skip(path, SkipReason(kind: status.kind) ?? .device)
+      }
+    }
+    return subfolders
+  }
+
+  /// Opens a folder to list, or records why it cannot be.
+  private mutating func openFolder(_ path: RawPath, base: Int, display: RawPath) -> FileDescriptor?
+  {
+    do {
+      return try FileDescriptor.open(
+        path, in: bases.descriptor(base), flags: O_RDONLY | O_DIRECTORY,
+        followSymlinks: options.followSymlinks)
+    } catch {
+      fail(display, "cannot open folder: \(error)")
+      return nil
+    }
+  }
+
+  /// Reads an open folder's entries, or records why it cannot.
+  private mutating func readEntries(
+    of folder: borrowing FileDescriptor, display: RawPath
+  ) -> [(name: RawPath, type: UInt8)]? {
+    do {
+      return try DirectoryReader.entries(of: folder.rawValue)
+    } catch {
+      fail(display, "cannot read folder: \(error)")
+      return nil
+    }
+  }
+
+  private mutating func append(file name: RawPath, status: FileStatus, directory: Int32) {
+    let stored = result.files.store(name)
+    result.files.files.append(
+      FileList.File(
+        directory: directory, nameOffset: stored.offset, nameLength: stored.length,
+        size: status.size, modificationTime: status.modificationTime, device: status.device,
+        inode: status.inode, linkCount: UInt32(clamping: status.linkCount)))
+  }
+
+  private func isCompressedName(_ name: RawPath) -> Bool {
+    if name.hasSuffix(options.suffix.bytes) { return true }
+    return DiscoveryOptions.compressedSuffixes.contains { name.hasSuffix($0) }
+  }
+
+  private mutating func skip(_ path: RawPath, _ reason: SkipReason) {
+    result.skipCounts[reason, default: 0] += 1
+    if options.recordsSkippedPaths { result.skipped.append((path, reason)) }
+  }
+
+  private mutating func fail(_ path: RawPath, _ cause: String) {
+    result.failures.append(DiscoveryFailure(path: path, cause: cause))
+  }
+}
+
+extension SkipReason {
+  /// The skip reason for a file of a kind squeeze does not compress; nil for regular files
+  /// and folders.
+  init?(kind: FileKind) {
+    switch kind {
+    case .characterDevice, .blockDevice: self = .device
+    case .fifo: self = .fifo
+    case .socket: self = .socket
+    case .symbolicLink: self = .symbolicLink
+    case .unknown: self = .device
+    case .regular, .directory: return nil
+    }
+  }
+}
+
+/// Reads a folder's entries with `readdir(3)`.
+enum DirectoryReader {
+
+  /// Every entry but `.` and `..`: the raw name and `d_type` (`DT_UNKNOWN` when the file
+  /// system does not say).
+  ///
+  /// - Parameter folder: an open folder descriptor; it is duplicated, not consumed.
+  /// - Throws: ``SystemError`` from `fdopendir(3)` or `readdir(3)`.
+  static func entries(of folder: Int32) throws(SystemError) -> [(name: RawPath, type: UInt8)] {
+    let copy = fcntl(folder, F_DUPFD_CLOEXEC, 0)
+    guard copy >= 0 else { throw SystemError.current }
+    guard let stream = fdopendir(copy) else {
+      let error = SystemError.current
+      close(copy)
+      throw error
+    }
+    defer { closedir(stream) }
+    var entries: [(name: RawPath, type: UInt8)] = []
+    while true {
+      errno = 0
+      guard let entry = readdir(stream) else {
+        if errno != 0 { throw SystemError.current }
+        break
+      }
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
+        Array(raw.prefix { $0 != 0 })
+      }
+      if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+      entries.append((RawPath(bytes: name), entry.pointee.d_type))
+    }
+    return entries
+  }
+}

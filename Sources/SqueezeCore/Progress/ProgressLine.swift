@@ -1,0 +1,67 @@
+/// The text of the live progress bar and of `--progress plain` lines: pure functions of the
+/// totals, so their cost does not depend on how many files there are.
+enum ProgressLine {
+  /// Totals the line is drawn from.
+  struct Totals: Sendable {
+    var filesDone: Int
+    var filesTotal: Int
+    var bytesDone: Int64
+    var bytesTotal: Int64
+    /// Seconds since the run started.
+    var elapsed: Double
+
+    init(
+      filesDone: Int, filesTotal: Int, bytesDone: Int64, bytesTotal: Int64, elapsed: Double
+    ) {
+      self.filesDone = filesDone
+      self.filesTotal = filesTotal
+      self.bytesDone = bytesDone
+      self.bytesTotal = bytesTotal
+      self.elapsed = elapsed
+    }
+
+    /// Throughput in bytes per second (0 before any time has passed).
+    var bytesPerSecond: Double { elapsed > 0 ? Double(bytesDone) / elapsed : 0 }
+
+    /// Seconds left at the current throughput, or nil when it cannot be estimated yet.
+    var secondsLeft: Double? {
+      guard bytesDone > 0, elapsed > 0.2, bytesPerSecond > 0 else { return nil }
+      return Double(max(0, bytesTotal - bytesDone)) / bytesPerSecond
+    }
+  }
+
+  /// The bar: `[####      ] 1,234/5,678 files  56.7 MB/120 MB  35.2 MB/s  ETA 0:12`, cut to
+  /// fit in `columns - 1` columns (the last column stays free so the terminal never wraps).
+  static func bar(_ totals: Totals, columns: Int) -> String {
+    let fraction =
+      totals.bytesTotal > 0
+      ? min(1, Double(totals.bytesDone) / Double(totals.bytesTotal))
+      : (totals.filesTotal > 0 ? Double(totals.filesDone) / Double(totals.filesTotal) : 1)
+    let details = self.details(totals, separator: "  ")
+    let room = columns - 1 - details.count - 3
+    var line = ""
+    if room >= 10 {
+      let width = min(room, 40)
+      let filled = Int((fraction * Double(width)).rounded(.down))
+      line =
+        "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        + "] "
+    }
+    line += details
+    if line.count > columns - 1 { line = String(line.prefix(max(0, columns - 1))) }
+    return line
+  }
+
+  /// One `--progress plain` line: `squeeze: 1,234/5,678 files, 56.7 MB/120 MB, 35.2 MB/s, ETA 0:12`.
+  static func plain(_ totals: Totals) -> String {
+    "squeeze: " + details(totals, separator: ", ")
+  }
+
+  private static func details(_ totals: Totals, separator: String) -> String {
+    let files = "\(ByteFormat.count(totals.filesDone))/\(ByteFormat.count(totals.filesTotal)) files"
+    let bytes = "\(ByteFormat.format(totals.bytesDone))/\(ByteFormat.format(totals.bytesTotal))"
+    let rate = "\(ByteFormat.format(Int64(totals.bytesPerSecond)))/s"
+    let eta = "ETA " + (totals.secondsLeft.map(ByteFormat.clock) ?? "--:--")
+    return [files, bytes, rate, eta].joined(separator: separator)
+  }
+}

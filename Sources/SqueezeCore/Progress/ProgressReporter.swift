@@ -1,0 +1,119 @@
+/// How progress is shown (`--progress`).
+enum ProgressStyle: String, Sendable, CaseIterable {
+  /// A bar on a terminal, nothing otherwise (the default).
+  case auto
+  /// The live bar (on a terminal; nothing when stderr is not one).
+  case bar
+  /// A plain line every few seconds, for logs.
+  case plain
+  /// Nothing.
+  case none
+}
+
+/// What the user sees while a run works: the live bar or plain lines, error and `-v`
+/// lines, in that order on stderr (spec §2, "ProgressReporter").
+///
+/// `@MainActor`, as in the WWDC22 File Squeezer. It never waits on compression: it wakes
+/// when the ``ProgressFeed`` yields (at most ~10 times a second), drains the coalesced
+/// totals and messages, prints the messages above the bar and redraws the bar once. Each
+/// redraw costs the same whatever the number of files.
+@MainActor
+final class ProgressReporter {
+  /// The style after `auto` was resolved against the terminal.
+  enum Display: Sendable, Equatable {
+    case bar, plain, none
+  }
+
+  private let output: TextOutput
+  /// How progress is displayed.
+  let display: Display
+  private let filesTotal: Int
+  private let bytesTotal: Int64
+  private let startTime: Double
+  /// Seconds between two `--progress plain` lines.
+  private let plainInterval: Double
+  private var lastPlainLine: Double
+  private var barIsDrawn = false
+  private var latest = ProgressFeed.Snapshot()
+
+  /// - Parameters:
+  ///   - style: the requested style; `auto` and `bar` become `.bar` only on a terminal.
+  ///   - output: where to draw (stderr).
+  ///   - filesTotal: files the run will handle.
+  ///   - bytesTotal: their total size in bytes.
+  ///   - startTime: the run's start on ``MonotonicClock``.
+  ///   - plainInterval: seconds between plain lines (default 5).
+  init(
+    style: ProgressStyle, output: TextOutput = .standardError, filesTotal: Int, bytesTotal: Int64,
+    startTime: Double, plainInterval: Double = 5
+  ) {
+    self.output = output
+    switch style {
+    case .auto, .bar: display = output.isTerminal ? .bar : .none
+    case .plain: display = .plain
+    case .none: display = .none
+    }
+    self.filesTotal = filesTotal
+    self.bytesTotal = bytesTotal
+    self.startTime = startTime
+    self.plainInterval = plainInterval
+    lastPlainLine = startTime
+  }
+
+  /// Redraws on every wake-up of `feed` until the feed finishes.
+  func follow(_ feed: ProgressFeed) async {
+    for await _ in feed.wakeups {
+      show(feed.drain())
+    }
+  }
+
+  /// Prints the messages of `snapshot` and redraws progress.
+  func show(_ snapshot: ProgressFeed.Snapshot) {
+    latest = snapshot
+    if !snapshot.messages.isEmpty {
+      clearBar()
+      output.write(snapshot.messages.map { $0 + "\n" }.joined())
+    }
+    let now = MonotonicClock.now()
+    let totals = ProgressLine.Totals(
+      filesDone: snapshot.filesDone, filesTotal: filesTotal, bytesDone: snapshot.bytesDone,
+      bytesTotal: bytesTotal, elapsed: now - startTime)
+    switch display {
+    case .bar:
+      output.write("\r" + ProgressLine.bar(totals, columns: output.columns) + "\u{1B}[K")
+      barIsDrawn = true
+    case .plain:
+      if now - lastPlainLine >= plainInterval {
+        lastPlainLine = now
+        output.write(ProgressLine.plain(totals) + "\n")
+      }
+    case .none:
+      break
+    }
+  }
+
+  /// Takes what is left in `feed`, prints its messages and removes the bar: the line is
+  /// free for the summary.
+  func finish(_ feed: ProgressFeed) {
+    let snapshot = feed.drain()
+    latest = snapshot
+    if !snapshot.messages.isEmpty {
+      clearBar()
+      output.write(snapshot.messages.map { $0 + "\n" }.joined())
+    }
+    clearBar()
+  }
+
+  /// Prints a line above the bar right away (for messages that do not come through a feed).
+  func print(_ line: String) {
+    clearBar()
+    output.write(line + "\n")
+  }
+
+  private func clearBar() {
+    if barIsDrawn {
+      output.write("\r\u{1B}[K")
+      barIsDrawn = false
+    }
+  }
+}

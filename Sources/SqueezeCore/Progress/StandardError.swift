@@ -1,0 +1,44 @@
+import CSystem
+import Glibc
+
+/// Where squeeze's human output goes (spec §3: progress, summaries, `-v` lines and errors
+/// go to stderr; stdout carries only `--json`, `-l` tables and `-c` data).
+struct TextOutput: Sendable {
+  /// The file descriptor written to.
+  let descriptor: Int32
+
+  /// Standard error (2).
+  static let standardError = TextOutput(descriptor: 2)
+  /// Standard output (1).
+  static let standardOutput = TextOutput(descriptor: 1)
+
+  init(descriptor: Int32) {
+    self.descriptor = descriptor
+  }
+
+  /// True when the descriptor is a terminal (`isatty(3)`).
+  var isTerminal: Bool { isatty(descriptor) == 1 }
+
+  /// The terminal's width in columns, or 80 when it does not say.
+  var columns: Int {
+    let columns = Int(squeeze_terminal_columns(descriptor))
+    return columns > 0 ? columns : 80
+  }
+
+  /// Writes `text` with one `write(2)` where possible, so lines from different threads do not
+  /// interleave. Errors (a closed pipe) are ignored: there is nowhere left to report them.
+  func write(_ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let count = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+        if count < 0 {
+          if errno == EINTR { continue }
+          return
+        }
+        offset += count
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import Glibc
+
+/// A file named relative to an open directory: `base` (a directory descriptor the run keeps
+/// open) plus a relative folder path and a name, so nothing depends on the current
+/// directory and paths deeper than `PATH_MAX` still work.
+///
+/// Every operation resolves the path without following symbolic links (see
+/// ``FileDescriptor/open(_:in:flags:permissions:followSymlinks:)``).
+struct RelativeLocation: Sendable, Hashable {
+  /// The directory the path is relative to; owned by the run, not by this value.
+  var base: Int32
+  /// The folder below `base`, empty for `base` itself.
+  var directory: RawPath
+  /// The file's name within `directory`.
+  var name: RawPath
+
+  init(base: Int32, directory: RawPath, name: RawPath) {
+    self.base = base
+    self.directory = directory
+    self.name = name
+  }
+
+  /// `directory/name`.
+  var relativePath: RawPath { directory.appending(name) }
+
+  /// The same folder with another name.
+  func sibling(named other: RawPath) -> RelativeLocation {
+    RelativeLocation(base: base, directory: directory, name: other)
+  }
+
+  /// Calls `body` with a directory descriptor and a path relative to it that names this
+  /// file: `base` and `directory/name` when short enough, otherwise a descriptor opened on
+  /// `directory` (slice by slice) and `name`.
+  func withParent<R>(
+    _ body: (Int32, RawPath) throws(SystemError) -> R
+  ) throws(SystemError) -> R {
+    let path = relativePath
+    if path.count < FileDescriptor.pathSliceLimit { return try body(base, path) }
+    let parent = try FileDescriptor.open(directory, in: base, flags: O_RDONLY | O_DIRECTORY)
+    return try body(parent.rawValue, name)
+  }
+
+  /// Opens the file (never following a symbolic link).
+  ///
+  /// - Throws: ``SystemError``; `ELOOP` when the name or a folder on the way is a link.
+  func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
+    try FileDescriptor.open(relativePath, in: base, flags: flags, permissions: permissions)
+  }
+
+  /// The file's status without following a final symbolic link (`fstatat`).
+  ///
+  /// - Throws: ``SystemError``, `ENOENT` when it does not exist.
+  func status() throws(SystemError) -> FileStatus {
+    try withParent { (directory, path) throws(SystemError) in
+      try FileStatus.of(path, in: directory)
+    }
+  }
+
+  /// Removes the file (`unlinkat`).
+  ///
+  /// - Throws: ``SystemError`` from `unlinkat(2)`.
+  func remove() throws(SystemError) {
+    try withParent { (directory, path) throws(SystemError) in
+      _ = try path.withCString { (cPath) throws(SystemError) in
+        try retryingOnInterrupt { unlinkat(directory, cPath, 0) }
+      }
+    }
+  }
+
+  /// Creates the folders of `directory` that do not exist yet (`mkdir -p` below `base`),
+  /// with `permissions` (before the umask).
+  ///
+  /// - Throws: ``SystemError`` from the first `mkdirat` that fails for a reason other than
+  ///   `EEXIST`.
+  func createDirectories(permissions: mode_t = 0o777) throws(SystemError) {
+    var prefix: RawPath = directory.isAbsolute ? "/" : ""
+    for component in directory.components {
+      let parent = prefix
+      prefix = prefix.appending(component)
+      let folder = RelativeLocation(base: base, directory: parent, name: component)
+      do {
+        try folder.withParent { (parent, path) throws(SystemError) in
+          _ = try path.withCString { (cPath) throws(SystemError) in
+            try retryingOnInterrupt { mkdirat(parent, cPath, permissions) }
+          }
+        }
+      } catch  where error.code == EEXIST {
+        continue
+      }
+    }
+  }
+}

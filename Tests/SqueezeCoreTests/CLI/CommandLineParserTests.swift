@@ -1,0 +1,120 @@
+import Testing
+
+@testable import SqueezeCore
+
+@Suite struct CommandLineParserTests {
+  private func options(_ arguments: [String]) throws -> Options {
+    guard case .success(.run(let options)) = CommandLineParser.parse(arguments) else {
+      throw ParseFailed(result: "\(CommandLineParser.parse(arguments))")
+    }
+    return options
+  }
+
+  private struct ParseFailed: Error {
+    var result: String
+  }
+
+  @Test func pathsOnlyGiveDefaults() throws {
+    let parsed = try options(["a", "b/c"])
+    #expect(parsed.paths == ["a", "b/c"])
+    #expect(parsed.level == .default)
+    #expect(parsed.jobs == nil)
+    #expect(parsed.output == nil)
+    #expect(parsed.verbosity == .normal)
+  }
+
+  @Test(arguments: [
+    ["-o", "out", "-j", "3", "x"],
+    ["--output", "out", "--jobs", "3", "x"],
+    ["--output=out", "--jobs=3", "x"],
+    ["-oout", "-j3", "x"],
+    ["x", "-j", "3", "-o", "out"],
+  ])
+  func valuesCanBeSeparateAttachedOrAfterAnEqualsSign(arguments: [String]) throws {
+    let parsed = try options(arguments)
+    #expect(parsed.output == "out")
+    #expect(parsed.jobs == 3)
+    #expect(parsed.paths == ["x"])
+  }
+
+  @Test func shortFlagsCombine() throws {
+    let parsed = try options(["-fv9", "x"])
+    #expect(parsed.force)
+    #expect(parsed.verbosity == .verbose)
+    #expect(parsed.level == .best)
+  }
+
+  @Test func doubleDashEndsOptionsAndDashIsAPath() throws {
+    let parsed = try options(["--", "-v", "-"])
+    #expect(parsed.paths == ["-v", "-"])
+    #expect(parsed.verbosity == .normal)
+  }
+
+  @Test func levelsFromDigitsAndLevelOption() throws {
+    #expect(try options(["-1", "x"]).level == .fastest)
+    #expect(try options(["--level", "7", "x"]).level == CompressionLevel(7))
+    #expect(try options(["-9", "-3", "x"]).level == CompressionLevel(3))
+  }
+
+  @Test(arguments: [
+    (arguments: ["--frobnicate", "x"], error: UsageError.unknownOption("--frobnicate")),
+    (arguments: ["-Z", "x"], error: .unknownOption("-Z")),
+    (arguments: ["x", "--jobs"], error: .missingValue(option: "--jobs <n>")),
+    (
+      arguments: ["-j", "abc", "x"],
+      error: .invalidValue(
+        "abc", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096")
+    ),
+    (
+      arguments: ["-j", "0", "x"],
+      error: .invalidValue(
+        "0", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096")
+    ),
+    (
+      arguments: ["--level=10", "x"],
+      error: .invalidValue("10", option: "--level <n>", reason: "expected a level from 1 to 9")
+    ),
+    (arguments: ["--quiet=yes", "x"], error: .unexpectedValue(option: "--quiet")),
+    (arguments: [], error: .missingArgument("<path> ...")),
+  ])
+  func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
+    #expect(CommandLineParser.parse(arguments) == .failure(error))
+  }
+
+  @Test func helpAndVersionWinOverEverythingElse() {
+    #expect(CommandLineParser.parse(["--bogus", "-h"]) == .success(.help))
+    #expect(CommandLineParser.parse(["x", "--help"]) == .success(.help))
+    #expect(CommandLineParser.parse(["--version"]) == .success(.version))
+  }
+
+  @Test func usageErrorTextHasSwiftArgumentParsersShape() {
+    let text = HelpText.usageError(.unknownOption("--x"))
+    #expect(
+      text == """
+        Error: Unknown option '--x'
+        Usage: squeeze [<options>] <path> ...
+          See 'squeeze --help' for more information.
+
+        """)
+  }
+
+  @Test func helpListsEveryOptionInColumnsWithinEightyCharacters() {
+    let help = HelpText.full
+    for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+      #expect(line.count <= 80, "too long: \(line)")
+    }
+    for option in OptionTable.options where !option.hidden {
+      #expect(help.contains(option.label), "missing \(option.label)")
+    }
+    #expect(help.hasPrefix("OVERVIEW: "))
+    #expect(help.contains("\nUSAGE: squeeze [<options>] <path> ...\n"))
+    #expect(help.contains("\nOPTIONS:\n"))
+    // Help text starts at column 26 after a short label.
+    let jobs = help.split(separator: "\n").first { $0.hasPrefix("  -j, --jobs <n>") }!
+    #expect(String(jobs.prefix(26)) == "  -j, --jobs <n>          ")
+    let unwrapped = help.split(separator: "\n").map { $0.trimmingPrefix(while: { $0 == " " }) }
+      .joined(separator: " ")
+    #expect(unwrapped.contains("(default: the active processor count)"))
+    #expect(unwrapped.contains("(default: 6)"))
+  }
+}

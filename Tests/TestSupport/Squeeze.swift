@@ -1,0 +1,75 @@
+import Foundation
+import Glibc
+
+/// The built `squeeze` executable, for end-to-end tests.
+public enum SqueezeBinary {
+  /// The path of `squeeze` in the build folder: beside the test bundle.
+  public static var path: String {
+    if let override = ProcessInfo.processInfo.environment["SQUEEZE_BINARY"] { return override }
+    let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var folder = runner.deletingLastPathComponent()
+    // The runner may sit inside an .xctest bundle folder.
+    while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("squeeze").path)
+      && folder.path != "/"
+    {
+      folder = folder.deletingLastPathComponent()
+    }
+    return folder.appendingPathComponent("squeeze").path
+  }
+
+  /// Runs squeeze with `arguments`.
+  @discardableResult
+  public static func run(
+    _ arguments: [String], input: [UInt8]? = nil, currentDirectory: String? = nil,
+    onStart: (@Sendable (Int32) -> Void)? = nil
+  ) throws -> Shell.Result {
+    try Shell.run(
+      path, arguments, input: input, currentDirectory: currentDirectory, onStart: onStart)
+  }
+
+  /// A copy of the binary in a folder every user can read and run, for runs as `nobody`.
+  public static func publicCopy(in folder: TemporaryFolder) throws -> String {
+    let copy = folder.url("bin/squeeze")
+    try FileManager.default.createDirectory(
+      atPath: folder.url("bin"), withIntermediateDirectories: true)
+    try? FileManager.default.removeItem(atPath: copy)
+    try FileManager.default.copyItem(atPath: path, toPath: copy)
+    chmod(folder.url("bin"), 0o755)
+    chmod(copy, 0o755)
+    return copy
+  }
+
+  /// Runs `binary` as the unprivileged user `nobody` (`setpriv`), so permission checks are
+  /// real even when the tests run as root.
+  @discardableResult
+  public static func runAsNobody(_ binary: String, _ arguments: [String]) throws -> Shell.Result {
+    try Shell.run(
+      "/usr/bin/setpriv",
+      ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", binary] + arguments)
+  }
+}
+
+/// Gzip helpers from the system's own tools, the independent judges of squeeze's output.
+public enum SystemGzip {
+  /// Decompresses `path` with the system's `gzip -dc` and returns the bytes.
+  public static func decompress(_ path: String) throws -> [UInt8] {
+    let result = try Shell.run("/bin/gzip", ["-dc", path])
+    guard result.status == 0 else {
+      throw GzipFailure(message: "gzip -dc \(path): \(result.stderrText)")
+    }
+    return result.stdout
+  }
+
+  /// True when `gzip -t` accepts `path`.
+  public static func test(_ path: String) throws -> Bool {
+    try Shell.run("/bin/gzip", ["-t", path]).status == 0
+  }
+
+  /// The system's gzip refused a file.
+  public struct GzipFailure: Error, CustomStringConvertible {
+    /// The command and what gzip printed.
+    public var message: String
+    /// Same as ``message``.
+    public var description: String { message }
+  }
+}
