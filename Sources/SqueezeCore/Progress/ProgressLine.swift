@@ -38,10 +38,11 @@ enum ProgressLine {
       ? min(1, Double(totals.bytesDone) / Double(totals.bytesTotal))
       : (totals.filesTotal > 0 ? Double(totals.filesDone) / Double(totals.filesTotal) : 1)
     let details = self.details(totals, separator: "  ")
-    let room = columns - 1 - details.count - 3
+    // The bar's width depends on the terminal only, so it does not jump as the figures grow.
+    let room = columns - 1 - reservedForDetails - 3
     var line = ""
     if room >= 10 {
-      let width = min(room, 40)
+      let width = min(room, 30)
       let filled = Int((fraction * Double(width)).rounded(.down))
       line =
         "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
@@ -51,6 +52,9 @@ enum ProgressLine {
     if line.count > columns - 1 { line = String(line.prefix(max(0, columns - 1))) }
     return line
   }
+
+  /// Columns kept for the figures after the bar (their usual width, with room to grow).
+  static let reservedForDetails = 64
 
   /// One `--progress plain` line: `squeeze: 1,234/5,678 files, 56.7 MB/120 MB, 35.2 MB/s, ETA 0:12`.
   static func plain(_ totals: Totals) -> String {

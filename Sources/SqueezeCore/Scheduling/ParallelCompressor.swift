@@ -156,8 +156,10 @@ actor ParallelCompressor {
     }
     slots.release()
     let outcome = await publish(prepared, task: &task)
+    // Ready again, waiting for the actor to record the outcome.
+    task.move(to: .enqueued)
     tracker.actorWaitBegan()
-    await record(outcome, path: path, task: task, tracking: true)
+    await record(outcome, path: path, task: task)
   }
 
   /// Waits (suspended) for the publisher when there is a temporary to publish.
@@ -192,10 +194,14 @@ actor ParallelCompressor {
   }
 
   /// Records one file's outcome: results, progress, messages, and the task's last state.
-  private func record(
-    _ outcome: FileOutcome, path: RawPath, task: TrackedTask? = nil, tracking: Bool = false
-  ) {
-    if tracking { tracker.actorWaitEnded() }
+  ///
+  /// - Parameters:
+  ///   - outcome: what happened.
+  ///   - path: the file, as displayed.
+  ///   - task: the file's task, moved to `finished` or `failed`; nil for a file that failed
+  ///     before a task was created (an output collision).
+  private func record(_ outcome: FileOutcome, path: RawPath, task: TrackedTask? = nil) {
+    if task != nil { tracker.actorWaitEnded() }
     var task = task
     switch outcome {
     case .done(let bytesIn, let bytesOut):
@@ -203,6 +209,7 @@ actor ParallelCompressor {
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       task?.move(to: .finished)
+      feed.fileDone(failed: false)
       if configuration.verbose {
         feed.message(
           "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)), "
@@ -212,24 +219,17 @@ actor ParallelCompressor {
       results.upToDate += 1
       results.bytesUpToDate += bytes
       task?.move(to: .finished)
+      feed.fileDone(failed: false)
       if configuration.verbose { feed.message("\(path.displayString): up to date") }
-    case .failed(let failure):
-      if failure == .interrupted {
-        results.interrupted = true
-      } else {
-        results.failures.append((path, failure))
-        feed.message("squeeze: \(path.displayString): \(failure)")
-      }
+    case .failed(.interrupted):
+      // Not a failure of the file: the run is stopping. Not counted as done either.
+      results.interrupted = true
       task?.move(to: .failed)
-    }
-    if case .failed(let failure) = outcome, failure == .interrupted {
-      // Not counted as done: the run stopped.
-    } else {
-      if case .failed = outcome {
-        feed.fileDone(failed: true)
-      } else {
-        feed.fileDone(failed: false)
-      }
+    case .failed(let failure):
+      results.failures.append((path, failure))
+      task?.move(to: .failed)
+      feed.fileDone(failed: true)
+      feed.message("squeeze: \(path.displayString): \(failure)")
     }
   }
 
