@@ -2,64 +2,67 @@ import Glibc
 
 // Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
 //
-// Pipeline. Discovery hands over a `FileList`. `compressAll()` walks the files in order
-// (largest big files first, so the biggest work starts early) and, for each, takes a
-// compression slot (`CompressionSlots`, width `--jobs`) *before* creating the file's child
-// task in a discarding task group: the number of compressions started at once never exceeds
-// the width, and no task exists that is merely queued behind a full width. The child task
-// compresses the file synchronously (`FileCompressor`, nonisolated; it never touches the
-// actor), gives the slot back, waits suspended for the `Publisher` thread to make the
-// output durable and rename it into place, then enters this actor once to record the
-// outcome: a few microseconds of bookkeeping.
+// Pipeline. Discovery hands over a `FileList`. `compressAll()` walks the files in start order
+// (files of several blocks first, largest first, so the biggest work starts early; then the
+// rest folder by folder) and creates one child task per file in a discarding task group.
+// Before creating a task it takes a compression slot (`CompressionSlots`, width `--jobs`),
+// so no more files are started than can compress at once, and no task exists merely to
+// queue behind a full width. A file of several blocks takes the big-file gate instead: its
+// task opens the file and then feeds its blocks, each block taking a slot of its own, into a
+// nested task group, and writes the compressed blocks in order as they come back (pigz's
+// scheme). The gate opens again as soon as the file's last block has started, so the next
+// big file, or the small ones, follow without a gap; files and blocks share the same slots,
+// which keeps every core busy until the end, however the sizes mix.
 //
-// Buffers. Each running compression borrows one `CompressionWorkspace` (zlib stream, 128 KiB
-// input and ~200 KiB output buffers) from a pool for the duration of one synchronous call;
-// no buffer is shared, no buffer outlives the run. Memory is bounded by the width times one
-// workspace, whatever the file sizes; the file list costs ~60 bytes a file plus its name.
+// Each task compresses synchronously (`CompressionJob`, nonisolated: it never touches the
+// actor), gives its slot back, waits suspended for the `Publisher` thread to make the output
+// durable and rename it into place, then enters this actor once, for a few microseconds, to
+// record the outcome. The other isolation modes change only where the synchronous
+// compression runs: on the main actor (stage 1), inside this actor (stage 2), or in one
+// `Task.detached` per file created all at once (the session's literal final code).
 //
-// Threads. Compression runs on Swift's cooperative pool (as wide as the cores), so
-// `running` never exceeds min(jobs, cores); with more jobs than cores the extra tasks wait
-// `enqueued` for a thread. Nothing that blocks for long runs there: the syncs happen on the
-// publisher's own thread, and the main actor, where the progress reporter lives, only ever
-// drains coalesced progress. Discovery runs before, on a pool thread.
+// Buffers. Every running compression borrows one `CompressionWorkspace` (a zlib stream, a
+// dictionary plus one block of input, one block's deflate bound of output) from a pool for
+// one synchronous call; no buffer is shared and none outlives the run. A big file keeps at
+// most jobs + 1 compressed blocks waiting to be written. Memory is therefore bounded by the
+// width times (one workspace + a few blocks), whatever the file sizes; the file list costs
+// ~60 bytes a file plus its name.
+//
+// Threads. Compression runs on Swift's cooperative pool (as wide as the cores), so `running`
+// never exceeds min(jobs, cores); with more jobs than cores the extra work waits `enqueued`
+// for a thread. Nothing that blocks for long runs there: syncs happen on the publisher's own
+// thread; the task-state sampler and the main-actor heartbeat have threads of their own; the
+// main actor only ever drains coalesced progress.
 //
 // Errors and cancellation. A file's failure is recorded and the run goes on (spec §4). A stop
-// request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag: no new file is started,
-// running compressions stop at their next buffer and remove their temporaries, and the
-// publisher removes whatever it has not renamed yet. Every continuation (slot waits,
-// publication) is resumed exactly once on every path, so the task group always drains.
+// request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag and closes the slots: no new file
+// or block starts, running compressions stop at their next block and remove their
+// temporaries, and the publisher removes whatever it has not renamed yet. Every continuation
+// (slot waits, publication) is resumed exactly once on every path, so the groups always drain.
 
 /// Owns a run's shared bookkeeping (results, counters, the log) and schedules the
 /// compression of a file list: the `actor ParallelCompressor` of the WWDC22 session.
 actor ParallelCompressor {
   /// Everything a run shares, immutable.
   struct Configuration: Sendable {
-    /// The files and the folders they are relative to.
+    /// The files.
     var list: FileList
+    /// The folders the files are relative to.
     var bases: BaseDirectories
     /// Level, destination, force, names.
     var settings: CompressionSettings
-    /// How many compressions at once (`--jobs`).
+    /// How many compressions (files or blocks) at once (`--jobs`).
     var jobs: Int
     /// Where compression runs (`--isolation`).
     var isolation: Isolation
-    /// Files to leave out before starting (duplicates named twice), by index.
+    /// Bytes per block (`--block-size`).
+    var blockSize = BlockLayout.defaultBlockSize
+    /// Files to leave out before starting (the same file named twice), by index.
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
     var preFailed: [Int: FileFailure] = [:]
     /// Print a line per file (`-v`).
     var verbose = false
-
-    init(
-      list: FileList, bases: BaseDirectories, settings: CompressionSettings, jobs: Int,
-      isolation: Isolation
-    ) {
-      self.list = list
-      self.bases = bases
-      self.settings = settings
-      self.jobs = jobs
-      self.isolation = isolation
-    }
   }
 
   /// The run's configuration.
@@ -70,14 +73,16 @@ actor ParallelCompressor {
   nonisolated let feed: ProgressFeed
   /// Set to stop the run (signals).
   nonisolated let stop: AtomicFlag
-  /// Bounds compressions in flight to `jobs`.
+  /// Bounds compressions (files and blocks) in flight to `jobs`.
   nonisolated let slots: CompressionSlots
+  /// Lets one file of several blocks feed its blocks at a time.
+  nonisolated let bigFileGate = CompressionSlots(width: 1)
   /// Makes outputs durable and renames them into place.
   nonisolated let publisher: Publisher
-  /// Names temporaries.
-  nonisolated let namer: TemporaryNamer
   /// zlib streams and buffers, one per running compression.
   nonisolated let workspaces: WorkspacePool
+  /// The per-run context compressions read.
+  nonisolated let context: CompressionJob.Context
 
   /// What happened to each file so far.
   private var results = RunResults()
@@ -98,99 +103,195 @@ actor ParallelCompressor {
     self.tracker = tracker
     self.feed = feed
     self.stop = stop
-    self.namer = namer
     slots = CompressionSlots(width: configuration.jobs)
     publisher = Publisher(stopRequested: stop)
-    workspaces = WorkspacePool(level: configuration.settings.level)
+    workspaces = WorkspacePool(
+      level: configuration.settings.level, blockSize: configuration.blockSize)
+    context = CompressionJob.Context(
+      list: configuration.list, bases: configuration.bases, settings: configuration.settings,
+      namer: namer, publisher: publisher, workspaces: workspaces, stop: stop)
   }
 
-  /// The order files are started in: files bigger than one buffer first, largest first,
-  /// then the rest in listing order (folder by folder, for locality).
+  /// Stops the run: no new file or block starts; running ones stop at their next block.
+  nonisolated func requestStop() {
+    stop.set()
+    slots.close()
+    bigFileGate.close()
+  }
+
+  /// True when file `index` is compressed block-parallel: the `nonisolated` mode and more
+  /// than one block.
+  nonisolated func usesParallelBlocks(_ index: Int) -> Bool {
+    configuration.isolation == .nonisolated
+      && configuration.list.files[index].size > Int64(configuration.blockSize)
+  }
+
+  /// The order files are started in: files of several blocks first, largest first, then
+  /// the rest in listing order (folder by folder, for locality).
   nonisolated func startOrder() -> [Int] {
     let files = configuration.list.files
-    let threshold = Int64(CompressionWorkspace.inputCapacity)
-    let big = files.indices.filter { files[$0].size > threshold }.sorted {
-      files[$0].size > files[$1].size
-    }
+    let threshold = Int64(configuration.blockSize)
+    let big = files.indices.filter { files[$0].size > threshold }
+      .sorted { files[$0].size > files[$1].size }
     let small = files.indices.filter { files[$0].size <= threshold }
     return big + small
   }
 
-  /// Compresses every file and returns what happened; returns once every output is
-  /// published (or removed, when stopped).
+  /// Compresses every file and returns what happened, once every output is published (or
+  /// removed, when stopped).
   @concurrent
   nonisolated func compressAll() async -> RunResults {
     let order = startOrder()
-    await withDiscardingTaskGroup { group in
-      for index in order {
-        if configuration.dropped.contains(index) { continue }
-        let path = configuration.list.displayPath(of: configuration.list.files[index])
-        if let failure = configuration.preFailed[index] {
-          await record(.failed(failure), path: path)
-          continue
-        }
-        if stop.isSet { break }
-        guard await slots.acquire(), !stop.isSet else { break }
-        let task = tracker.create(id: index + 1, file: path)
-        group.addTask {
-          await self.run(task, index: index, path: path)
-        }
-      }
+    if configuration.isolation == .detached {
+      await runDetached(order)
+    } else {
+      await runBounded(order)
     }
     await publisher.shutdown()
     return await finish()
   }
 
-  /// One file's task in `nonisolated` mode: compress (holding a slot), publish, record.
-  private nonisolated func run(_ task: TrackedTask, index: Int, path: RawPath) async {
-    var task = task
-    task.move(to: .running)
-    let prepared: Result<FileCompressor.Result, FileFailure>
-    do throws(FileFailure) {
-      prepared = .success(
-        try FileCompressor.prepare(index: index, context: compressionContext) {
-          self.feed.addBytes($0)
-        })
-    } catch {
-      prepared = .failure(error)
+  /// What a file's task holds when it starts.
+  enum Holding: Sendable {
+    /// A compression slot, given back after compressing.
+    case slot
+    /// The big-file gate, given back once the last block has started.
+    case gate
+    /// Nothing (`detached`).
+    case nothing
+  }
+
+  /// Starts each file when a slot (or the big-file gate) is free: at most `jobs`
+  /// compressions at once.
+  private nonisolated func runBounded(_ order: [Int]) async {
+    await withDiscardingTaskGroup { group in
+      for index in order {
+        guard let path = await admit(index) else { continue }
+        let holding: Holding = usesParallelBlocks(index) ? .gate : .slot
+        let admitted = await (holding == .gate ? bigFileGate : slots).acquire()
+        guard admitted, !stop.isSet else { break }
+        let task = tracker.create(id: index + 1, file: path)
+        group.addTask {
+          await self.run(task, index: index, path: path, holding: holding)
+        }
+      }
     }
-    slots.release()
-    let outcome = await publish(prepared, task: &task)
+  }
+
+  /// The session's literal final code: one `Task.detached` per file, all created at once,
+  /// no bound on how many wait.
+  private nonisolated func runDetached(_ order: [Int]) async {
+    var handles: [Task<Void, Never>] = []
+    handles.reserveCapacity(order.count)
+    for index in order {
+      guard let path = await admit(index) else { continue }
+      if stop.isSet { break }
+      let task = tracker.create(id: index + 1, file: path)
+      handles.append(
+        Task.detached {
+          await self.run(task, index: index, path: path, holding: .nothing)
+        })
+    }
+    for handle in handles { await handle.value }
+  }
+
+  /// The file's display path when it should be started; nil for files dropped or failed
+  /// before starting (recorded here).
+  private nonisolated func admit(_ index: Int) async -> RawPath? {
+    if configuration.dropped.contains(index) { return nil }
+    let path = configuration.list.displayPath(of: configuration.list.files[index])
+    if let failure = configuration.preFailed[index] {
+      await record(.failed(failure), path: path)
+      return nil
+    }
+    return path
+  }
+
+  /// What compressing a file came to, before publication.
+  enum Compressed: Sendable {
+    case prepared(CompressionJob.Prepared)
+    case upToDate(bytes: Int64)
+  }
+
+  /// One file's task: compress where the isolation mode says, give the slot back, publish,
+  /// record.
+  private nonisolated func run(_ task: TrackedTask, index: Int, path: RawPath, holding: Holding)
+    async
+  {
+    var task = task
+    let compressed: Result<Compressed, FileFailure>
+    switch (configuration.isolation, holding) {
+    case (.nonisolated, .gate):
+      (compressed, task) = await compressInParallelBlocks(index, task: task)
+    case (.nonisolated, _), (.detached, _):
+      task.move(to: .running)
+      compressed = compressHere(index)
+    case (.actor, _):
+      tracker.actorWaitBegan()
+      (compressed, task) = await compressInsideActor(index, task: task)
+    case (.mainActor, _):
+      (compressed, task) = await MainActorCompression.compress(index, task: task, compressor: self)
+    }
+    if holding == .slot { slots.release() }
+    let outcome = await publish(compressed, index: index, task: &task)
     // Ready again, waiting for the actor to record the outcome.
     task.move(to: .enqueued)
     tracker.actorWaitBegan()
     await record(outcome, path: path, task: task)
   }
 
+  /// Compresses file `index` on the calling thread, whatever actor that is: the synchronous,
+  /// nonisolated core every mode runs.
+  nonisolated func compressHere(_ index: Int) -> Result<Compressed, FileFailure> {
+    do throws(FileFailure) {
+      switch try CompressionJob.open(index: index, context: context) {
+      case .upToDate(let bytes):
+        return .success(.upToDate(bytes: bytes))
+      case .job(let job):
+        let prepared = try workspaces.withWorkspace { (workspace) throws(FileFailure) in
+          try job.compressSerially(workspace: workspace) { self.feed.addBytes($0) }
+        }
+        return .success(.prepared(prepared))
+      }
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  /// Stage 2 of the session: the compression runs inside this actor's isolation, so files
+  /// compress one at a time and every other task waits enqueued on the actor.
+  private func compressInsideActor(
+    _ index: Int, task: TrackedTask
+  ) -> (Result<Compressed, FileFailure>, TrackedTask) {
+    tracker.actorWaitEnded()
+    var task = task
+    task.move(to: .running)
+    return (compressHere(index), task)
+  }
+
   /// Waits (suspended) for the publisher when there is a temporary to publish.
   private nonisolated func publish(
-    _ prepared: Result<FileCompressor.Result, FileFailure>, task: inout TrackedTask
+    _ compressed: Result<Compressed, FileFailure>, index: Int, task: inout TrackedTask
   ) async -> FileOutcome {
-    switch prepared {
+    switch compressed {
     case .failure(let failure):
       return .failed(failure)
     case .success(.upToDate(let bytes)):
       return .upToDate(bytes: bytes)
     case .success(.prepared(let ready)):
-      task.move(to: .suspended)
+      // A block-parallel file is already suspended (it waited on its blocks).
+      if task.state != .suspended { task.move(to: .suspended) }
       switch await publisher.publish(ready.request) {
       case .published:
         return .done(bytesIn: ready.bytesIn, bytesOut: ready.bytesOut)
       case .failed(let step, let error):
         let display = configuration.settings.plan.displayPath(
-          of: configuration.list.files[task.id - 1], in: configuration.list)
+          of: configuration.list.files[index], in: configuration.list)
         return .failed(.cannotPublish(display, step, error))
       case .cancelled:
         return .failed(.interrupted)
       }
     }
-  }
-
-  /// The per-run context compressions read.
-  nonisolated var compressionContext: FileCompressor.Context {
-    FileCompressor.Context(
-      list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces, stop: stop)
   }
 
   /// Records one file's outcome: results, progress, messages, and the task's last state.
@@ -236,6 +337,20 @@ actor ParallelCompressor {
   private func finish() -> RunResults {
     if stop.isSet { results.interrupted = true }
     return results
+  }
+}
+
+/// Stage 1 of the session: compression on the main actor, inside the progress reporter's
+/// isolation, so the main actor is blocked for as long as each file takes.
+@MainActor
+enum MainActorCompression {
+  /// Compresses file `index` on the main actor.
+  static func compress(
+    _ index: Int, task: TrackedTask, compressor: ParallelCompressor
+  ) -> (Result<ParallelCompressor.Compressed, FileFailure>, TrackedTask) {
+    var task = task
+    task.move(to: .running)
+    return (compressor.compressHere(index), task)
   }
 }
 
