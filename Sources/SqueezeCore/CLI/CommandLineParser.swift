@@ -9,6 +9,7 @@ enum CommandLineParser {
   ///
   /// - Returns: the command, or the first usage error.
   static func parse(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
+    if arguments.first == "timeline" { return parseTimeline(Array(arguments.dropFirst())) }
     // A help request wins even over errors elsewhere on the line, as in swift-argument-parser.
     for argument in arguments {
       if argument == "--" { break }
@@ -99,6 +100,41 @@ enum CommandLineParser {
     if wantsVersion { return .success(.version) }
     if options.paths.isEmpty { return .failure(.missingArgument("<path> ...")) }
     return .success(.run(options))
+  }
+
+  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`.
+  static func parseTimeline(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
+    var log: RawPath? = nil
+    var output: RawPath? = nil
+    var index = 0
+    var onlyPaths = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      let text = String(decoding: argument.bytes, as: UTF8.self)
+      if !onlyPaths && (text == "-h" || text == "--help") { return .success(.timelineHelp) }
+      if !onlyPaths && text == "--" {
+        onlyPaths = true
+        continue
+      }
+      if !onlyPaths && (text == "-o" || text == "--output" || text.hasPrefix("--output=")) {
+        if text.hasPrefix("--output=") {
+          output = RawPath(bytes: argument.bytes.dropFirst("--output=".utf8.count))
+        } else {
+          guard index < arguments.count else {
+            return .failure(.missingValue(option: "--output <file>"))
+          }
+          output = arguments[index]
+          index += 1
+        }
+        continue
+      }
+      if !onlyPaths && text.hasPrefix("-") && text != "-" { return .failure(.unknownOption(text)) }
+      guard log == nil else { return .failure(.unexpectedArgument(text)) }
+      log = argument
+    }
+    guard let log else { return .failure(.missingArgument("<task-log>")) }
+    return .success(.timeline(TimelineOptions(log: log, output: output)))
   }
 
   /// Parses `String` arguments (tests, and callers with text at hand).

@@ -19,6 +19,7 @@ enum HelpText {
         indent: 0))
     lines.append("")
     lines.append("USAGE: \(usage)")
+    lines.append("       squeeze timeline <task-log> [--output <file>]")
     lines.append("")
     lines.append("ARGUMENTS:")
     lines.append(
@@ -48,6 +49,31 @@ enum HelpText {
       contentsOf: example(
         "Back up a folder into a mirror of .gz files (silent unless something fails):",
         "squeeze -o /backup/photos /home/me/photos"))
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The `--help` text of `squeeze timeline`.
+  static var timeline: String {
+    var lines: [String] = []
+    lines.append("OVERVIEW: Draw a task-state log (--task-log) as one self-contained picture.")
+    lines.append("")
+    lines.append(
+      contentsOf: wrap(
+        "Tracks of running, enqueued and actor-queued tasks over time, the main actor's lag with microhangs (250 ms or more) and hangs (500 ms or more) marked, and task lanes coloured by state. The picture opens in any browser with no network.",
+        indent: 0))
+    lines.append("")
+    lines.append("USAGE: squeeze timeline <task-log> [--output <file>]")
+    lines.append("")
+    lines.append("ARGUMENTS:")
+    lines.append(contentsOf: entry("<task-log>", "A log written by 'squeeze --task-log <file>'."))
+    lines.append("")
+    lines.append("OPTIONS:")
+    lines.append(
+      contentsOf: entry(
+        "-o, --output <file>",
+        "The picture to write: .svg, or .html for the SVG inside a page. (default: the log's name with .svg)"
+      ))
+    lines.append(contentsOf: entry("-h, --help", "Show help information."))
     return lines.joined(separator: "\n") + "\n"
   }
 

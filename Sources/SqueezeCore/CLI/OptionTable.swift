@@ -66,9 +66,48 @@ enum OptionTable {
           options.level = level
         }),
       OptionDefinition(
+        short: nil, long: "block-size", valueLabel: "size",
+        help: "Split files larger than <size> into blocks compressed in parallel (K, M suffixes).",
+        defaultValue: "128K",
+        apply: { options, value, spelling throws(UsageError) in
+          guard let size = ValueParsers.size(value), size >= BlockLayout.minimumBlockSize,
+            size <= BlockLayout.maximumBlockSize
+          else {
+            throw .invalidValue(value, option: spelling, reason: "expected a size from 32K to 64M")
+          }
+          options.blockSize = size
+        }),
+      OptionDefinition(
         short: "f", long: "force",
         help: "Replace existing outputs that are not squeeze's current output of their source.",
         apply: { options, _, _ in options.force = true }),
+      OptionDefinition(
+        short: nil, long: "isolation", valueLabel: "mode",
+        help:
+          "Where compression runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated or detached.",
+        defaultValue: "nonisolated",
+        apply: { options, value, spelling throws(UsageError) in
+          guard let isolation = Isolation(rawValue: value) else {
+            throw .invalidValue(
+              value, option: spelling, reason: "expected main-actor, actor, nonisolated or detached"
+            )
+          }
+          options.isolation = isolation
+        }),
+      OptionDefinition(
+        short: nil, long: "task-log", valueLabel: "file",
+        help: "Write the task-state log (JSON Lines) to <file>; draw it with 'squeeze timeline'.",
+        apply: { options, value, _ in options.taskLog = RawPath(value) }),
+      OptionDefinition(
+        short: nil, long: "sample-interval", valueLabel: "duration",
+        help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
+        apply: { options, value, spelling throws(UsageError) in
+          guard let seconds = ValueParsers.duration(value), seconds >= 0.0001, seconds <= 60 else {
+            throw .invalidValue(
+              value, option: spelling, reason: "expected a duration from 100us to 60s, such as 5ms")
+          }
+          options.sampleInterval = seconds
+        }),
       OptionDefinition(
         short: "q", long: "quiet", help: "Print errors only.",
         apply: { options, _, _ in options.verbosity = .quiet }),

@@ -32,6 +32,14 @@ struct Options: Sendable, Equatable {
   var verbosity: Verbosity = .normal
   /// `-f/--force`: replace outputs squeeze would otherwise leave alone.
   var force = false
+  /// `--isolation`: which stage of the WWDC22 session runs the compression.
+  var isolation: Isolation = .nonisolated
+  /// `--task-log`: where to write the task-state log, or nil.
+  var taskLog: RawPath? = nil
+  /// `--sample-interval`: seconds between task-state samples (default 10 ms).
+  var sampleInterval: Double = 0.010
+  /// `--block-size`: bytes per block of a big file (default 128 KiB).
+  var blockSize: Int = BlockLayout.defaultBlockSize
 
   init() {}
 }
@@ -44,4 +52,29 @@ enum ParsedCommand: Sendable, Equatable {
   case help
   /// Print the version (`--version`).
   case version
+  /// `squeeze timeline`: draw a task-state log.
+  case timeline(TimelineOptions)
+  /// Print the help of `squeeze timeline`.
+  case timelineHelp
+}
+
+/// The options of `squeeze timeline <log> [-o <file>]`.
+struct TimelineOptions: Sendable, Equatable {
+  /// The task-state log to draw.
+  var log: RawPath
+  /// The picture to write (`.svg`, or `.html` for the SVG inside a page); nil for the log's
+  /// name with `.svg`.
+  var output: RawPath?
+
+  /// Where the picture goes: `output`, or the log's path with its extension replaced by
+  /// `.svg`.
+  var resolvedOutput: RawPath {
+    if let output { return output }
+    var bytes = log.bytes
+    let name = log.lastComponent.bytes
+    if let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+      bytes.removeLast(name.count - dot)
+    }
+    return RawPath(bytes: bytes + Array(".svg".utf8))
+  }
 }

@@ -13,6 +13,15 @@ struct CompressCommand {
     let stderr = TextOutput.standardError
     let bases = BaseDirectories()
     let namer = TemporaryNamer()
+    let diagnostics: RunDiagnostics
+    do {
+      diagnostics = try RunDiagnostics(
+        logPath: options.taskLog, sampleInterval: options.sampleInterval, startTime: startTime)
+    } catch {
+      stderr.write(
+        "squeeze: cannot create task log '\(options.taskLog?.displayString ?? "")': \(error)\n")
+      return .failure
+    }
 
     // The output folder: created if missing, and usable at all, or the run stops at once.
     var destination = OutputPlan.Destination.besideSources
@@ -25,6 +34,7 @@ struct CompressCommand {
         discoveryOptions.excludedFolders.insert(identity)
       } catch {
         stderr.write("squeeze: \(error)\n")
+        _ = diagnostics.end(files: 0, results: RunResults())
         return .failure
       }
     }
@@ -45,7 +55,9 @@ struct CompressCommand {
     settings.force = options.force
     let jobs = options.jobs ?? Self.activeProcessorCount
     var configuration = ParallelCompressor.Configuration(
-      list: discovery.files, bases: bases, settings: settings, jobs: jobs, isolation: .nonisolated)
+      list: discovery.files, bases: bases, settings: settings, jobs: jobs,
+      isolation: options.isolation)
+    configuration.blockSize = options.blockSize
     let (collisions, duplicates) = settings.plan.collisions(in: discovery.files)
     configuration.dropped = duplicates
     for (index, other) in collisions {
@@ -55,25 +67,32 @@ struct CompressCommand {
     }
     configuration.verbose = options.verbosity == .verbose
 
+    let filesTotal = discovery.files.files.count - duplicates.count
     let feed = ProgressFeed()
     let reporter = ProgressReporter(
-      style: options.verbosity == .quiet ? .none : .auto,
-      filesTotal: discovery.files.files.count - duplicates.count,
+      style: options.verbosity == .quiet ? .none : .auto, filesTotal: filesTotal,
       bytesTotal: discovery.files.totalBytes, startTime: startTime)
+    diagnostics.begin(
+      isolation: options.isolation, jobs: jobs, level: options.level, files: filesTotal,
+      bytes: discovery.files.totalBytes, blockSize: options.blockSize)
     let compressor = ParallelCompressor(
-      configuration: configuration, tracker: TaskTracker(), feed: feed, stop: AtomicFlag(),
+      configuration: configuration, tracker: diagnostics.tracker, feed: feed, stop: AtomicFlag(),
       namer: namer)
     let follower = Task { @MainActor in await reporter.follow(feed) }
     let results = await compressor.compressAll()
     feed.finish()
     await follower.value
     reporter.finish(feed)
+    let hangs = diagnostics.end(files: filesTotal, results: results)
+    if let log = diagnostics.log, let error = log.firstWriteError {
+      stderr.write("squeeze: cannot write task log '\(log.path.displayString)': \(error)\n")
+    }
 
     let summary = RunSummary(
       results: results, skipped: discovery.skippedCount,
       discoveryFailures: discovery.failures.count,
       wallSeconds: MonotonicClock.now() - startTime,
-      cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU)
+      cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: hangs)
     let showSummary =
       options.verbosity == .verbose || (options.verbosity == .normal && stderr.isTerminal)
     if showSummary { stderr.write(summary.line + "\n") }

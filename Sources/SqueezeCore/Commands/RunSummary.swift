@@ -9,6 +9,8 @@ struct RunSummary: Sendable {
   var wallSeconds: Double
   /// CPU seconds (user + system) of the whole run.
   var cpuSeconds: Double
+  /// Main-actor hangs and the worst lag.
+  var hangs: HangReport
 
   /// Files that failed, in discovery and compression together.
   var failed: Int { results.failed + discoveryFailures }
@@ -28,6 +30,12 @@ struct RunSummary: Sendable {
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted { parts.append("interrupted") }
-    return "squeeze: " + parts.joined(separator: ", ")
+    var line = "squeeze: " + parts.joined(separator: ", ")
+    line += "; main actor: worst lag \(ByteFormat.milliseconds(hangs.worstLag))"
+    if hangs.hangs > 0 { line += ", \(hangs.hangs) \(hangs.hangs == 1 ? "hang" : "hangs")" }
+    if hangs.microhangs > 0 {
+      line += ", \(hangs.microhangs) \(hangs.microhangs == 1 ? "microhang" : "microhangs")"
+    }
+    return line
   }
 }

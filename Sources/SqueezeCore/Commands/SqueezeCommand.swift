@@ -20,6 +20,11 @@ public enum SqueezeCommand {
       return ExitStatus.success.rawValue
     case .success(.run(let options)):
       return await CompressCommand(options: options).run().rawValue
+    case .success(.timeline(let options)):
+      return TimelineCommand(options: options).run().rawValue
+    case .success(.timelineHelp):
+      TextOutput.standardOutput.write(HelpText.timeline)
+      return ExitStatus.success.rawValue
     }
   }
 

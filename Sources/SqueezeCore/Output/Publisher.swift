@@ -55,6 +55,13 @@ final class Publisher: Sendable {
   private struct Waiting {
     let request: Request
     let continuation: CheckedContinuation<Outcome, Never>
+    /// Called on the publisher thread right before the continuation is resumed.
+    let onReady: @Sendable () -> Void
+
+    func resume(returning outcome: Outcome) {
+      onReady()
+      continuation.resume(returning: outcome)
+    }
   }
 
   private struct State {
@@ -102,9 +109,12 @@ final class Publisher: Sendable {
   }
 
   /// Publishes `request`, suspending until it is on disk under its final name or has failed.
-  func publish(_ request: Request) async -> Outcome {
+  ///
+  /// - Parameter onReady: called on the publisher thread just before the waiting task is
+  ///   resumed (it is then ready to run again: the task-state log counts it as enqueued).
+  func publish(_ request: Request, onReady: @escaping @Sendable () -> Void = {}) async -> Outcome {
     await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-      enqueue(Waiting(request: request, continuation: continuation))
+      enqueue(Waiting(request: request, continuation: continuation, onReady: onReady))
     }
   }
 
@@ -124,7 +134,7 @@ final class Publisher: Sendable {
     case .none: break
     case .refuse:
       try? waiting.request.temporary.remove()
-      waiting.continuation.resume(returning: .cancelled)
+      waiting.resume(returning: .cancelled)
     }
   }
 
@@ -184,7 +194,7 @@ final class Publisher: Sendable {
     if stopRequested.isSet {
       for waiting in batch {
         try? waiting.request.temporary.remove()
-        waiting.continuation.resume(returning: .cancelled)
+        waiting.resume(returning: .cancelled)
       }
       return
     }
@@ -193,15 +203,15 @@ final class Publisher: Sendable {
       let request = waiting.request
       if let error = failures[request.device] {
         try? request.temporary.remove()
-        waiting.continuation.resume(returning: .failed(step: .sync, error))
+        waiting.resume(returning: .failed(step: .sync, error))
         continue
       }
       do {
         try rename(request)
-        waiting.continuation.resume(returning: .published)
+        waiting.resume(returning: .published)
       } catch {
         try? request.temporary.remove()
-        waiting.continuation.resume(returning: .failed(step: .rename, error))
+        waiting.resume(returning: .failed(step: .rename, error))
       }
     }
   }

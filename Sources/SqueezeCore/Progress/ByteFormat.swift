@@ -57,6 +57,12 @@ enum ByteFormat {
     return "\(fixed(value, digits)) s"
   }
 
+  /// Seconds as milliseconds for summaries: `0.4 ms`, `12 ms`, `3120 ms`.
+  static func milliseconds(_ seconds: Double) -> String {
+    let value = seconds * 1000
+    return "\(fixed(value, value >= 10 ? 0 : 1)) ms"
+  }
+
   /// The share of `part` in `whole` as a percentage with one decimal: `27.9 %`.
   static func percent(_ part: Int64, of whole: Int64) -> String {
     guard whole > 0 else { return "0.0 %" }

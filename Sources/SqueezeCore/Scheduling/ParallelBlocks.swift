@@ -2,18 +2,19 @@ import Synchronization
 
 extension ParallelCompressor {
   /// Compresses file `index` block-parallel, pigz-style (see ``BlockLayout``): this task
-  /// opens the file, feeds its blocks into a nested task group (each block takes a
-  /// compression slot, so blocks and small files share the same width), and writes the
-  /// compressed blocks in order as they come back, keeping at most `jobs + 1` blocks in
-  /// flight. It gives the big-file gate back as soon as the last block has started.
+  /// opens the file, feeds its blocks into a nested task group, and writes the compressed
+  /// blocks in order as they come back, keeping at most `jobs + 1` blocks in flight.
   ///
+  /// - Parameter bounded: when true (`nonisolated`), each block takes a compression slot, so
+  ///   blocks and small files share one width, and the big-file gate is given back as soon
+  ///   as the last block has started; when false (`detached`), blocks take no slot.
   /// - Returns: the outcome, and the task (moved to `suspended` while its blocks run).
   nonisolated func compressInParallelBlocks(
-    _ index: Int, task: TrackedTask
+    _ index: Int, task: TrackedTask, bounded: Bool
   ) async -> (Result<Compressed, FileFailure>, TrackedTask) {
     var task = task
-    let gate = ReleaseOnce(bigFileGate)
-    defer { gate.release() }
+    let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
+    defer { gate?.release() }
     let job: CompressionJob
     do throws(FileFailure) {
       switch try CompressionJob.open(index: index, context: context) {
@@ -25,7 +26,7 @@ extension ParallelCompressor {
     }
     task.move(to: .suspended)
     do throws(FileFailure) {
-      let prepared = try await writeBlocksInOrder(job, gate: gate)
+      let prepared = try await writeBlocksInOrder(job, gate: gate, slots: bounded ? slots : nil)
       return (.success(.prepared(prepared)), task)
     } catch {
       return (.failure(error), task)
@@ -34,7 +35,7 @@ extension ParallelCompressor {
 
   /// Feeds the blocks of `job`, writes them in order, and finishes the member.
   private nonisolated func writeBlocksInOrder(
-    _ job: CompressionJob, gate: ReleaseOnce
+    _ job: CompressionJob, gate: ReleaseOnce?, slots: CompressionSlots?
   ) async throws(FileFailure) -> CompressionJob.Prepared {
     let layout = job.layout
     let descriptor = job.input
@@ -51,7 +52,8 @@ extension ParallelCompressor {
         // Fill the window: each block waits enqueued for a slot, then runs.
         while next < layout.count && next - written < window {
           tracker.blockEnqueued()
-          guard await slots.acquire(), !stop.isSet else {
+          let admitted = await slots?.acquire() ?? true
+          guard admitted, !stop.isSet else {
             tracker.blockAbandoned()
             failure = .interrupted
             break
@@ -61,7 +63,7 @@ extension ParallelCompressor {
             self.tracker.blockStarted()
             defer {
               self.tracker.blockEnded()
-              self.slots.release()
+              slots?.release()
             }
             do throws(FileFailure) {
               return .success(
@@ -74,7 +76,7 @@ extension ParallelCompressor {
             }
           }
           next += 1
-          if next == layout.count { gate.release() }
+          if next == layout.count { gate?.release() }
         }
         if failure != nil { break }
         guard let result = await group.next() else { break }

@@ -118,3 +118,68 @@ import Testing
     #expect(unwrapped.contains("(default: 6)"))
   }
 }
+
+@Suite struct DiagnosticOptionTests {
+  @Test func isolationTaskLogSampleIntervalAndBlockSize() throws {
+    guard
+      case .success(.run(let options)) = CommandLineParser.parse([
+        "--isolation", "actor", "--task-log", "t.jsonl", "--sample-interval", "5ms", "--block-size",
+        "256K", "x",
+      ])
+    else {
+      Issue.record("did not parse")
+      return
+    }
+    #expect(options.isolation == .actor)
+    #expect(options.taskLog == "t.jsonl")
+    #expect(abs(options.sampleInterval - 0.005) < 1e-12)
+    #expect(options.blockSize == 256 * 1024)
+  }
+
+  @Test(arguments: [
+    (arguments: ["--isolation", "threads", "x"], option: "--isolation <mode>"),
+    (arguments: ["--sample-interval", "5", "x"], option: "--sample-interval <duration>"),
+    (arguments: ["--sample-interval", "0ms", "x"], option: "--sample-interval <duration>"),
+    (arguments: ["--block-size", "1K", "x"], option: "--block-size <size>"),
+    (arguments: ["--block-size", "big", "x"], option: "--block-size <size>"),
+  ])
+  func badValuesAreUsageErrorsNamingTheOption(arguments: [String], option: String) {
+    guard case .failure(.invalidValue(_, let named, _)) = CommandLineParser.parse(arguments) else {
+      Issue.record("expected an invalid value for \(option)")
+      return
+    }
+    #expect(named == option)
+  }
+
+  @Test(arguments: [
+    (text: "5ms", seconds: 0.005), (text: "1.5s", seconds: 1.5), (text: "250us", seconds: 0.00025),
+    (text: "30m", seconds: 1800), (text: "12h", seconds: 43200), (text: "7d", seconds: 604_800),
+  ])
+  func durationsNeedAUnit(text: String, seconds: Double) {
+    #expect(abs(ValueParsers.duration(text)! - seconds) < 1e-9)
+  }
+
+  @Test func durationsAndSizesRefuseNonsense() {
+    for text in ["", "5", "ms", "-5ms", "5 ms", "1e3s", "infs"] {
+      #expect(ValueParsers.duration(text) == nil, "\(text)")
+    }
+    #expect(ValueParsers.size("128K") == 131072)
+    #expect(ValueParsers.size("2M") == 2 << 20)
+    #expect(ValueParsers.size("4096") == 4096)
+    for text in ["", "K", "0K", "-1K", "1.5M", "99999999999999999G"] {
+      #expect(ValueParsers.size(text) == nil, "\(text)")
+    }
+  }
+
+  @Test func timelineTakesALogAndAnOutput() {
+    #expect(
+      CommandLineParser.parse(["timeline", "a.jsonl", "-o", "a.html"])
+        == .success(.timeline(TimelineOptions(log: "a.jsonl", output: "a.html"))))
+    #expect(
+      CommandLineParser.parse(["timeline", "a.jsonl"])
+        == .success(.timeline(TimelineOptions(log: "a.jsonl", output: nil))))
+    #expect(CommandLineParser.parse(["timeline"]) == .failure(.missingArgument("<task-log>")))
+    #expect(CommandLineParser.parse(["timeline", "a", "b"]) == .failure(.unexpectedArgument("b")))
+    #expect(CommandLineParser.parse(["timeline", "--help"]) == .success(.timelineHelp))
+  }
+}

@@ -1,0 +1,78 @@
+import Glibc
+
+/// `squeeze timeline <task-log> [-o <file.svg|file.html>]`: draws a task-state log as one
+/// self-contained picture (spec §5).
+struct TimelineCommand {
+  let options: TimelineOptions
+
+  /// Reads the log, renders it, and writes the picture atomically (a temporary beside it,
+  /// renamed into place).
+  func run() -> ExitStatus {
+    let stderr = TextOutput.standardError
+    let log = options.log
+    let bytes: [UInt8]
+    do {
+      bytes = try readWholeFile(log)
+    } catch {
+      stderr.write("squeeze: \(log.displayString): cannot read: \(error)\n")
+      return .failure
+    }
+    let data: TaskLogData
+    do {
+      data = try TaskLogData.parse(bytes)
+    } catch {
+      stderr.write("squeeze: \(log.displayString): not a task-state log: \(error)\n")
+      return .failure
+    }
+    let output = options.resolvedOutput
+    let renderer = TimelineRenderer(data: data)
+    let isHTML = output.hasSuffix(Array(".html".utf8)) || output.hasSuffix(Array(".htm".utf8))
+    let document = isHTML ? renderer.html() : renderer.svg()
+    do {
+      try writeAtomically(Array(document.utf8), to: output)
+    } catch {
+      stderr.write("squeeze: \(output.displayString): cannot write: \(error)\n")
+      return .failure
+    }
+    return .success
+  }
+
+  private func readWholeFile(_ path: RawPath) throws(SystemError) -> [UInt8] {
+    let descriptor = try FileDescriptor.open(path, flags: O_RDONLY, followSymlinks: true)
+    var result: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      var failure: SystemError? = nil
+      let count = chunk.withUnsafeMutableBytes { raw -> Int in
+        do throws(SystemError) { return try descriptor.read(into: raw) } catch {
+          failure = error
+          return 0
+        }
+      }
+      if let failure { throw failure }
+      if count == 0 { break }
+      result.append(contentsOf: chunk[..<count])
+    }
+    return result
+  }
+
+  private func writeAtomically(_ bytes: [UInt8], to path: RawPath) throws(SystemError) {
+    let folder = path.parent
+    let temporary = folder.appending(TemporaryNamer().next())
+    let descriptor = try FileDescriptor.open(
+      temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, followSymlinks: true)
+    do throws(SystemError) {
+      try descriptor.writeAll(bytes)
+      try descriptor.sync()
+      try descriptor.close()
+      _ = try temporary.withCString { (from) throws(SystemError) in
+        try path.withCString { (to) throws(SystemError) in
+          try retryingOnInterrupt { rename(from, to) }
+        }
+      }
+    } catch {
+      _ = temporary.withCString { unlink($0) }
+      throw error
+    }
+  }
+}

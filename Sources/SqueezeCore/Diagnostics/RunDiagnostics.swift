@@ -1,0 +1,57 @@
+import Synchronization
+
+/// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report
+/// hangs), and with `--task-log` the log and its sampler.
+final class RunDiagnostics: Sendable {
+  /// Measures main-actor lag.
+  let heartbeat: MainActorHeartbeat
+  /// The task-state log, when asked for.
+  let log: TaskLog?
+  /// Counters and task events.
+  let tracker: TaskTracker
+  private let sampleInterval: Double
+  private let sampler: Mutex<TaskSampler?> = Mutex(nil)
+
+  /// Opens the log (when `logPath` is given) and starts the heartbeat.
+  ///
+  /// - Throws: ``SystemError`` when the log cannot be created.
+  init(logPath: RawPath?, sampleInterval: Double, startTime: Double) throws(SystemError) {
+    log = try logPath.map { (path) throws(SystemError) in
+      try TaskLog(path: path, startTime: startTime)
+    }
+    heartbeat = MainActorHeartbeat(log: log)
+    tracker = TaskTracker(log: log)
+    self.sampleInterval = sampleInterval
+    heartbeat.start()
+  }
+
+  /// Writes the `start` event and starts sampling.
+  func begin(
+    isolation: Isolation, jobs: Int, level: CompressionLevel, files: Int, bytes: Int64,
+    blockSize: Int
+  ) {
+    guard let log else { return }
+    log.start(
+      version: HelpText.version, isolation: isolation, jobs: jobs, level: level,
+      cpus: CompressCommand.activeProcessorCount, files: files, bytes: bytes, blockSize: blockSize)
+    let sampler = TaskSampler(
+      interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)
+    self.sampler.withLock { $0 = sampler }
+    sampler.start()
+  }
+
+  /// Stops sampling and the heartbeat, writes the `end` event, and returns the hang report.
+  func end(files: Int, results: RunResults) -> HangReport {
+    let sampler = self.sampler.withLock { $0 }
+    sampler?.stop()
+    let report = heartbeat.stop()
+    if let log {
+      log.end(
+        files: files, failed: results.failed, bytesIn: results.bytesIn, bytesOut: results.bytesOut,
+        maxRunning: tracker.counters.maxRunning.load(ordering: .relaxed),
+        maxEnqueued: tracker.counters.maxEnqueued.load(ordering: .relaxed), hangs: report)
+      log.flush()
+    }
+    return report
+  }
+}

@@ -1,0 +1,63 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// Samples the task-state counters and the main-actor lag into the task-state log at a fixed
+/// period (10 ms by default, `--sample-interval`), from a thread of its own: reading atomics
+/// never enters an actor, so sampling does not disturb what it measures. The same thread
+/// writes the log's buffer out when it grows past 64 KiB.
+final class TaskSampler: Sendable {
+  private let counters: TaskCounters
+  private let heartbeat: MainActorHeartbeat
+  private let log: TaskLog
+  /// Seconds between samples.
+  let interval: Double
+  private let stopRequested = AtomicFlag()
+  private let finished = DispatchSemaphore(value: 0)
+
+  init(interval: Double, counters: TaskCounters, heartbeat: MainActorHeartbeat, log: TaskLog) {
+    self.interval = interval
+    self.counters = counters
+    self.heartbeat = heartbeat
+    self.log = log
+  }
+
+  /// Starts sampling.
+  func start() {
+    let thread = Thread { [self] in self.sampleUntilStopped() }
+    thread.name = "squeeze-sampler"
+    thread.start()
+  }
+
+  private func sampleUntilStopped() {
+    // Absolute deadlines, so the schedule does not drift with the time each sample takes.
+    var deadline = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &deadline)
+    let step = Int(interval * 1e9)
+    while !stopRequested.isSet {
+      takeSample()
+      log.flush(threshold: TaskLog.flushThreshold)
+      deadline.tv_nsec += step
+      while deadline.tv_nsec >= 1_000_000_000 {
+        deadline.tv_nsec -= 1_000_000_000
+        deadline.tv_sec += 1
+      }
+      while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+    }
+    finished.signal()
+  }
+
+  private func takeSample() {
+    let now = MonotonicClock.now()
+    log.sample(
+      counters.snapshot(), mainActorLagMilliseconds: heartbeat.currentLag(at: now) * 1000, at: now)
+  }
+
+  /// Takes a last sample, stops the thread and writes the log's buffer out.
+  func stop() {
+    stopRequested.set()
+    finished.wait()
+    takeSample()
+    log.flush()
+  }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SqueezeCore
+
+/// The session's stages run for real: each isolation mode compresses the same folder into
+/// identical outputs, and its task-state log shows the stage's signature.
+@Suite(.serialized) struct ConcurrencyStagesTests {
+  /// A folder of 40 small files and one file of several 32 KiB blocks.
+  static func makeFolder(_ folder: TemporaryFolder) throws -> Int {
+    for index in 0..<40 {
+      try folder.write(
+        "in/d\(index % 4)/small-\(index).txt", TestData.text(500 + index * 300, seed: UInt64(index))
+      )
+    }
+    try folder.write("in/big.bin", TestData.text(300_000, seed: 99))
+    return 41
+  }
+
+  static func outputs(in folder: String) throws -> [String: [UInt8]] {
+    var result: [String: [UInt8]] = [:]
+    for path in TemporaryFolder.files(in: folder) {
+      result[path] = Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + path)))
+    }
+    return result
+  }
+
+  @Test func everyIsolationProducesIdenticalOutputAndItsSignature() throws {
+    let folder = TemporaryFolder("stages")
+    let files = try Self.makeFolder(folder)
+    var reference: [String: [UInt8]]? = nil
+    for isolation in Isolation.allCases {
+      let log = folder.url("\(isolation.rawValue).jsonl")
+      let result = try SqueezeBinary.run([
+        "-j", "4", "--block-size", "32K", "--isolation", isolation.rawValue, "--task-log", log,
+        "--sample-interval", "1ms", "-o", folder.url("out-\(isolation.rawValue)"), folder.url("in"),
+      ])
+      #expect(result.status == 0, "\(isolation): \(result.stderrText)")
+      let data = try TaskLogData.parse(Array(try Data(contentsOf: URL(fileURLWithPath: log))))
+      #expect(data.start.isolation == isolation.rawValue)
+      #expect(data.start.jobs == 4)
+      #expect(data.tasks.count == files, "\(isolation): one task per file")
+      #expect(data.tasks.allSatisfy { $0.transitions.last?.state == .finished }, "\(isolation)")
+      #expect(data.tasks.allSatisfy { $0.transitions.first?.state == .enqueued }, "\(isolation)")
+      #expect(data.samples.last?.total == files, "\(isolation): total counts every file")
+      #expect(data.samples.last?.alive == 0)
+      let end = try #require(data.end)
+      #expect(end.files == files)
+      #expect(end.failed == 0)
+      if isolation == .mainActor || isolation == .actor {
+        #expect(end.maxRunning == 1, "\(isolation) compresses one file at a time")
+        #expect(data.samples.allSatisfy { $0.running <= 1 })
+      } else {
+        #expect(end.maxRunning >= 1)
+      }
+      let outputs = try Self.outputs(in: folder.url("out-\(isolation.rawValue)"))
+      #expect(outputs.count == files)
+      if let reference {
+        #expect(outputs == reference, "\(isolation) writes the same bytes as main-actor")
+      } else {
+        reference = outputs
+      }
+    }
+    let big = try #require(reference?["big.bin.gz"])
+    #expect(
+      try SystemGzip.decompress(folder.url("out-nonisolated/big.bin.gz"))
+        == TestData.text(300_000, seed: 99))
+    #expect(big.count > 0)
+  }
+
+  @Test func theTimelineCommandDrawsALog() throws {
+    let folder = TemporaryFolder("timeline")
+    _ = try Self.makeFolder(folder)
+    let log = folder.url("run.jsonl")
+    #expect(
+      try SqueezeBinary.run(["--task-log", log, "-o", folder.url("out"), folder.url("in")]).status
+        == 0)
+    let drawn = try SqueezeBinary.run(["timeline", log])
+    #expect(drawn.status == 0, "\(drawn.stderrText)")
+    let svg = try String(contentsOfFile: folder.url("run.svg"), encoding: .utf8)
+    #expect(svg.hasPrefix("<?xml"))
+    #expect(svg.contains("id=\"running-track\""))
+    let page = try SqueezeBinary.run(["timeline", log, "-o", folder.url("page.html")])
+    #expect(page.status == 0)
+    #expect(
+      try String(contentsOfFile: folder.url("page.html"), encoding: .utf8).hasPrefix(
+        "<!DOCTYPE html>"))
+    try folder.write("bogus.jsonl", text: "not json\n")
+    let bad = try SqueezeBinary.run(["timeline", folder.url("bogus.jsonl")])
+    #expect(bad.status == 1)
+    #expect(bad.stderrText.contains("bogus.jsonl: not a task-state log: line 1: not a JSON object"))
+    let missing = try SqueezeBinary.run(["timeline", folder.url("nope.jsonl")])
+    #expect(missing.status == 1)
+    #expect(missing.stderrText.contains("nope.jsonl: cannot read: No such file or directory"))
+  }
+
+  @Test func anUnwritableTaskLogStopsTheRunAtOnce() throws {
+    let folder = TemporaryFolder("badlog")
+    try folder.write("in/a.txt", text: "a")
+    let result = try SqueezeBinary.run([
+      "--task-log", folder.url("no/such/dir/log.jsonl"), folder.url("in"),
+    ])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("cannot create task log"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/a.txt.gz")))
+  }
+}
+
+/// Block-parallel compression: one member that gunzip reads, the same bytes whatever the
+/// width.
+@Suite(.serialized) struct BlockParallelTests {
+  @Test func outputIsIdenticalWhateverTheJobs() throws {
+    let folder = TemporaryFolder("blocks")
+    let text = TestData.text(1_500_000, seed: 5)
+    try folder.write("in/big.txt", text)
+    var outputs: [[UInt8]] = []
+    for jobs in ["1", "2", "4", "7"] {
+      let out = folder.url("out-\(jobs)")
+      let result = try SqueezeBinary.run([
+        "-j", jobs, "--block-size", "64K", "-o", out, folder.url("in"),
+      ])
+      #expect(result.status == 0, "\(result.stderrText)")
+      outputs.append(try folder.read("out-\(jobs)/big.txt.gz"))
+    }
+    #expect(Set(outputs.map { $0 }).count == 1, "every width writes the same bytes")
+    #expect(try SystemGzip.decompress(folder.url("out-1/big.txt.gz")) == text)
+  }
+
+  @Test(arguments: [0, 1, 32767, 32768, 32769, 65536, 98305])
+  func sizesAroundBlockBoundariesRoundTrip(size: Int) throws {
+    let folder = TemporaryFolder("boundary")
+    let bytes = TestData.random(size, seed: UInt64(size) + 1)
+    try folder.write("in/f.bin", bytes)
+    let result = try SqueezeBinary.run(["--block-size", "32K", folder.url("in")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(try SystemGzip.decompress(folder.url("in/f.bin.gz")) == bytes)
+  }
+
+  @Test func manyBigFilesAndSmallOnesShareTheWidth() throws {
+    let folder = TemporaryFolder("mixed")
+    var expected: [String: [UInt8]] = [:]
+    for index in 0..<6 {
+      let bytes = TestData.text(200_000 + index * 50_000, seed: UInt64(index))
+      try folder.write("in/big-\(index).txt", bytes)
+      expected["big-\(index).txt"] = bytes
+    }
+    for index in 0..<30 {
+      let bytes = TestData.text(1_000 + index, seed: UInt64(100 + index))
+      try folder.write("in/small-\(index).txt", bytes)
+      expected["small-\(index).txt"] = bytes
+    }
+    let result = try SqueezeBinary.run(["-j", "3", "--block-size", "32K", folder.url("in")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    for (name, bytes) in expected {
+      #expect(try SystemGzip.decompress(folder.url("in/\(name).gz")) == bytes, "\(name)")
+    }
+  }
+}
