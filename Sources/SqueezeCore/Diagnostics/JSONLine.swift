@@ -60,38 +60,19 @@ struct JSONLine {
 
   /// Appends `value` in decimal.
   static func appendInteger(_ value: Int64, to bytes: inout [UInt8]) {
-    if value < 0 { bytes.append(UInt8(ascii: "-")) }
-    var magnitude = value.magnitude
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-      var count = 0
-      repeat {
-        digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-        magnitude /= 10
-        count += 1
-      } while magnitude > 0
-      for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[index]) }
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var writer = ByteWriter(buffer)
+      writer.appendInteger(value)
+      bytes.append(contentsOf: buffer[..<writer.count])
     }
   }
 
-  /// Appends `value` rounded to `decimals` decimals (at most 9).
+  /// Appends `value` rounded to `decimals` decimals (at most 9; non-finite values as 0).
   static func appendDecimal(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
-    guard value.isFinite else {
-      bytes.append(UInt8(ascii: "0"))
-      return
-    }
-    var scale: Int64 = 1
-    for _ in 0..<min(decimals, 9) { scale *= 10 }
-    let scaled = Int64((abs(value) * Double(scale)).rounded())
-    if value < 0 && scaled != 0 { bytes.append(UInt8(ascii: "-")) }
-    appendInteger(scaled / scale, to: &bytes)
-    guard decimals > 0 else { return }
-    bytes.append(UInt8(ascii: "."))
-    var fraction = scaled % scale
-    var divisor = scale / 10
-    while divisor > 0 {
-      bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
-      fraction %= divisor
-      divisor /= 10
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+      var writer = ByteWriter(buffer)
+      writer.appendDecimal(value, decimals: decimals)
+      bytes.append(contentsOf: buffer[..<writer.count])
     }
   }
 
@@ -113,5 +94,67 @@ struct JSONLine {
       }
     }
     bytes.append(UInt8(ascii: "\""))
+  }
+}
+
+/// Writes bytes into a fixed buffer the caller sized (no bounds growth: the caller reserves
+/// enough room for the longest line it formats).
+struct ByteWriter {
+  private let buffer: UnsafeMutableBufferPointer<UInt8>
+  /// Bytes written so far.
+  private(set) var count = 0
+
+  init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+    self.buffer = buffer
+  }
+
+  /// Appends the bytes of `text`.
+  mutating func append(_ text: StaticString) {
+    text.withUTF8Buffer { bytes in
+      for byte in bytes {
+        buffer[count] = byte
+        count += 1
+      }
+    }
+  }
+
+  /// Appends `value` in decimal.
+  mutating func appendInteger(_ value: Int64) {
+    if value < 0 {
+      buffer[count] = UInt8(ascii: "-")
+      count += 1
+    }
+    var magnitude = value.magnitude
+    var divisor: UInt64 = 1
+    while divisor <= magnitude / 10 { divisor *= 10 }
+    repeat {
+      buffer[count] = UInt8(ascii: "0") + UInt8(magnitude / divisor)
+      count += 1
+      magnitude %= divisor
+      divisor /= 10
+    } while divisor > 0
+  }
+
+  /// Appends `value` rounded to `decimals` decimals (at most 9; non-finite values as 0).
+  mutating func appendDecimal(_ value: Double, decimals: Int) {
+    guard value.isFinite else {
+      append("0")
+      return
+    }
+    var scale: Int64 = 1
+    for _ in 0..<min(decimals, 9) { scale *= 10 }
+    let scaled = Int64((abs(value) * Double(scale)).rounded())
+    if value < 0 && scaled != 0 { append("-") }
+    appendInteger(scaled / scale)
+    guard decimals > 0 else { return }
+    append(".")
+    var fraction = scaled % scale
+    var divisor = scale / 10
+    while divisor > 0 {
+      buffer[count] = UInt8(ascii: "0") + UInt8(fraction / divisor)
+      count += 1
+      fraction %= divisor
+      divisor /= 10
+    }
   }
 }

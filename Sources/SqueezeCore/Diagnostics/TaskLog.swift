@@ -83,14 +83,34 @@ final class TaskLog: TaskEventSink, Sendable {
   }
 
   /// `{"event":"task",...}`: task `id` entered `state` (the file on its first event).
+  ///
+  /// The hot path of the log (several events per file): without a file name the line is
+  /// formatted in a stack buffer and copied into the log's buffer under the lock, with no
+  /// allocation (~150 ns here).
   func taskEvent(id: Int, file: RawPath?, state: TaskState) {
-    var line = JSONLine()
-    line.field("event", literal: "task")
-    line.field("t", elapsed(), decimals: 6)
-    line.field("id", id)
-    if let file { line.field("file", file.displayString) }
-    line.field("state", state.rawValue)
-    append(line)
+    let time = elapsed()
+    guard file == nil else {
+      var line = JSONLine()
+      line.field("event", literal: "task")
+      line.field("t", time, decimals: 6)
+      line.field("id", id)
+      if let file { line.field("file", file.displayString) }
+      line.field("state", state.rawValue)
+      append(line)
+      return
+    }
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
+      var writer = ByteWriter(buffer)
+      writer.append("{\"event\":\"task\",\"t\":")
+      writer.appendDecimal(time, decimals: 6)
+      writer.append(",\"id\":")
+      writer.appendInteger(Int64(id))
+      writer.append(",\"state\":\"")
+      writer.append(state.jsonName)
+      writer.append("\"}\n")
+      let line = UnsafeBufferPointer(rebasing: buffer[..<writer.count])
+      pending.withLock { $0.append(contentsOf: line) }
+    }
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.

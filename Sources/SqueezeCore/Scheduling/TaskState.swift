@@ -12,6 +12,17 @@ enum TaskState: String, Sendable, CaseIterable, Codable {
   /// Done with an error.
   case failed
 
+  /// The state's name in the task-state log.
+  var jsonName: StaticString {
+    switch self {
+    case .enqueued: "enqueued"
+    case .running: "running"
+    case .suspended: "suspended"
+    case .finished: "finished"
+    case .failed: "failed"
+    }
+  }
+
   /// True for `finished` and `failed`, which end a task.
   var isTerminal: Bool { self == .finished || self == .failed }
 
