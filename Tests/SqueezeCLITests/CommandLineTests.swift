@@ -22,7 +22,7 @@ import Testing
     #expect(result.status == 0)
     #expect(result.stderrText.contains("in/a.txt: 17 B → "))
     #expect(result.stderrText.contains("in/b.txt: 4 B → "))
-    #expect(result.stderrText.contains("squeeze: 2 files, 21 B → "))
+    #expect(result.stderrText.contains("squeeze: 2 files compressed, 21 B → "))
   }
 
   @Test func aMissingPathIsStatusOneAndTheRestIsStillDone() throws {
@@ -40,7 +40,7 @@ import Testing
     (arguments: ["--bogus"], message: "Error: Unknown option '--bogus'"),
     (arguments: ["-j", "zero"], message: "Error: The value 'zero' is invalid for '--jobs <n>'"),
     (arguments: ["--level"], message: "Error: Missing value for '--level <n>'"),
-    (arguments: [], message: "Error: Missing expected argument '<path> ...'"),
+    (arguments: ["--rm", "-c", "x"], message: "Error: '--rm' cannot be used with '--stdout'"),
   ])
   func usageErrorsAreStatus64(arguments: [String], message: String) throws {
     let result = try SqueezeBinary.run(arguments)

@@ -98,8 +98,42 @@ enum CommandLineParser {
     }
     if wantsHelp { return .success(.help) }
     if wantsVersion { return .success(.version) }
-    if options.paths.isEmpty { return .failure(.missingArgument("<path> ...")) }
+    if let conflict = conflict(in: options) { return .failure(conflict) }
     return .success(.run(options))
+  }
+
+  /// The first pair of options that cannot go together, as a usage error.
+  static func conflict(in options: Options) -> UsageError? {
+    let modeFlag: String? =
+      switch options.mode {
+      case .compress: nil
+      case .decompress: nil
+      case .test: "--test"
+      case .list: "--list"
+      }
+    if options.toStandardOutput && options.output != nil {
+      return .conflict("--stdout", "--output")
+    }
+    if options.removeSources {
+      if options.toStandardOutput { return .conflict("--rm", "--stdout") }
+      if options.keep { return .conflict("--rm", "--keep") }
+      if let modeFlag { return .conflict("--rm", modeFlag) }
+    }
+    if let modeFlag, options.output != nil { return .conflict("--output", modeFlag) }
+    if options.dryRun {
+      if options.toStandardOutput { return .conflict("--dry-run", "--stdout") }
+      if let modeFlag { return .conflict("--dry-run", modeFlag) }
+    }
+    if options.json && options.toStandardOutput { return .conflict("--json", "--stdout") }
+    if options.paths.contains("-") && options.paths.count > 1 && !options.toStandardOutput {
+      return .standardInputAmongPaths
+    }
+    if options.readsStandardInput
+      && (options.dryRun || options.output != nil || options.removeSources)
+    {
+      return .missingArgument("<path> ...")
+    }
+    return nil
   }
 
   /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`.

@@ -1,12 +1,12 @@
 /// `--help`, `--version` and usage-error text, laid out as swift-argument-parser lays out its
-/// help: `OVERVIEW:`, `USAGE:`, `ARGUMENTS:`, `OPTIONS:`, two-space indent, help text from
-/// column 26, lines wrapped at 80 columns, defaults as `(default: …)`.
+/// help: `OVERVIEW:`, `USAGE:`, `ARGUMENTS:`, titled option groups, two-space indent, help
+/// text from column 26, lines wrapped at 80 columns, defaults as `(default: …)`.
 enum HelpText {
   /// squeeze's version.
   static let version = "0.1.0"
 
   /// The one-line usage.
-  static let usage = "squeeze [<options>] <path> ..."
+  static let usage = "squeeze [<options>] [<path> ...]"
 
   /// The full `--help` text.
   static var full: String {
@@ -15,7 +15,7 @@ enum HelpText {
     lines.append("")
     lines.append(
       contentsOf: wrap(
-        "Every regular file under each folder is compressed with zlib, on every core, into a .gz file that gunzip restores byte for byte. Outputs appear atomically and only once they are on disk; originals are kept.",
+        "Every regular file under each folder is compressed with zlib, on every core, into a .gz file that gunzip restores byte for byte. Outputs appear atomically and only once they are on disk; originals are kept unless --rm. Re-runs skip outputs that are up to date.",
         indent: 0))
     lines.append("")
     lines.append("USAGE: \(usage)")
@@ -23,32 +23,55 @@ enum HelpText {
     lines.append("")
     lines.append("ARGUMENTS:")
     lines.append(
-      contentsOf: entry("<path>", "Files and folders to compress (folders recursively)."))
+      contentsOf: entry(
+        "<path>",
+        "Files and folders (folders recursively). With none, or '-', standard input goes to standard output."
+      ))
+    for group in OptionDefinition.Group.allCases {
+      lines.append("")
+      lines.append("\(group.rawValue):")
+      for option in OptionTable.options where option.group == group && !option.hidden {
+        var help = option.help
+        if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
+        lines.append(contentsOf: entry(option.label, help))
+      }
+    }
     lines.append("")
     lines.append("OPTIONS:")
-    for option in OptionTable.options where !option.hidden {
-      var help = option.help
-      if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
-      lines.append(contentsOf: entry(option.label, help))
-    }
     lines.append(contentsOf: entry("--version", "Show the version."))
     lines.append(contentsOf: entry("-h, --help", "Show help information."))
     lines.append("")
     lines.append("EXIT STATUS:")
-    lines.append(contentsOf: entry("0", "Every selected file was done (skips are not failures)."))
+    lines.append(
+      contentsOf: entry(
+        "0", "Every selected file was done or is up to date (skips are not failures)."))
     lines.append(
       contentsOf: entry(
         "1", "At least one file failed or a path does not exist; the rest were done."))
     lines.append(contentsOf: entry("64", "Usage error."))
+    lines.append(
+      contentsOf: entry(
+        "130, 143, 129", "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed)."))
     lines.append("")
     lines.append("EXAMPLES:")
     lines.append(
       contentsOf: example(
-        "Compress a folder beside its files, with a progress bar:", "squeeze ./logs"))
+        "Compress a folder beside its files, with a progress bar:", "squeeze ./photos"))
     lines.append(
       contentsOf: example(
-        "Back up a folder into a mirror of .gz files (silent unless something fails):",
+        "Back up a folder into a mirror of .gz files from cron (silent unless something fails; re-runs only compress what changed):",
         "squeeze -o /backup/photos /home/me/photos"))
+    lines.append(
+      contentsOf: example(
+        "Rotate logs: compress those untouched for a day and remove the originals:",
+        "squeeze --older-than 1d --rm --exclude '*.pid' /var/log/app"))
+    lines.append(
+      contentsOf: example(
+        "Restore a mirror into another folder:", "squeeze -d -o /restore /backup/photos"))
+    lines.append(
+      contentsOf: example(
+        "Streams, as with gzip:", "tar c dir | squeeze > dir.tar.gz; squeeze -dc dir.tar.gz | tar t"
+      ))
     return lines.joined(separator: "\n") + "\n"
   }
 

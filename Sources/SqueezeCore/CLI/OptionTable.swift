@@ -1,6 +1,18 @@
 /// One option of the command line: its names, its value, its help, and what it does to
 /// ``Options``. The table drives both parsing and `--help`, so they cannot disagree.
 struct OptionDefinition: Sendable {
+  /// The `--help` section it is listed in.
+  enum Group: String, Sendable, CaseIterable {
+    case modes = "MODES"
+    case output = "OUTPUT OPTIONS"
+    case selection = "SELECTION OPTIONS"
+    case compression = "COMPRESSION OPTIONS"
+    case reporting = "REPORTING OPTIONS"
+    case diagnostics = "DIAGNOSTIC OPTIONS"
+  }
+
+  /// Where `--help` lists it.
+  var group: Group
   /// `-o`, without the dash.
   var short: Character?
   /// `--output`, without the dashes.
@@ -15,7 +27,7 @@ struct OptionDefinition: Sendable {
   var helpLabel: String?
   /// Left out of `--help` (covered by another entry's label).
   var hidden = false
-  /// Applies the option; `value` is nil for a flag.
+  /// Applies the option; `value` is empty for a flag.
   var apply:
     @Sendable (inout Options, _ value: String, _ spelling: String) throws(UsageError) -> Void
 
@@ -38,16 +50,162 @@ struct OptionDefinition: Sendable {
 
 /// squeeze's options, in `--help` order.
 enum OptionTable {
-  static let options: [OptionDefinition] = {
-    var table: [OptionDefinition] = [
+  static let options: [OptionDefinition] =
+    modes + output + selection + compression + reporting + diagnostics
+
+  private static let modes: [OptionDefinition] = [
+    OptionDefinition(
+      group: .modes, short: "d", long: "decompress",
+      help: "Restore the originals from .gz files (beside them, or under --output).",
+      apply: { options, _, _ in if options.mode == .compress { options.mode = .decompress } }),
+    OptionDefinition(
+      group: .modes, short: "t", long: "test",
+      help:
+        "Check every member of each .gz file (header, deflate data, CRC-32, length); write nothing.",
+      apply: { options, _, _ in if options.mode != .list { options.mode = .test } }),
+    OptionDefinition(
+      group: .modes, short: "l", long: "list",
+      help:
+        "Print compressed size, uncompressed size, ratio and name of each .gz file, and totals.",
+      apply: { options, _, _ in options.mode = .list }),
+  ]
+
+  private static let output: [OptionDefinition] = [
+    OptionDefinition(
+      group: .output, short: "o", long: "output", valueLabel: "dir",
+      help:
+        "Write outputs under <dir>, mirroring each argument relative to itself, instead of beside each file.",
+      apply: { options, value, spelling throws(UsageError) in
+        guard !value.isEmpty else {
+          throw .invalidValue(value, option: spelling, reason: "expected a folder")
+        }
+        options.output = RawPath(value)
+      }),
+    OptionDefinition(
+      group: .output, short: "c", long: "stdout",
+      help: "Write to standard output. With no path or '-', read standard input.",
+      apply: { options, _, _ in options.toStandardOutput = true }),
+    OptionDefinition(
+      group: .output, short: "k", long: "keep",
+      help: "Keep the originals (the default; accepted for gzip habits).",
+      apply: { options, _, _ in options.keep = true }),
+    OptionDefinition(
+      group: .output, short: "S", long: "suffix", valueLabel: "suffix",
+      help: "The suffix of compressed files.", defaultValue: ".gz",
+      apply: { options, value, spelling throws(UsageError) in
+        guard !value.isEmpty, !value.contains("/") else {
+          throw .invalidValue(
+            value, option: spelling, reason: "expected a non-empty suffix without '/'")
+        }
+        options.suffix = RawPath(value)
+      }),
+    OptionDefinition(
+      group: .output, short: "f", long: "force",
+      help:
+        "Replace existing outputs squeeze would leave alone, and with --rm remove originals that have other hard links.",
+      apply: { options, _, _ in options.force = true }),
+    OptionDefinition(
+      group: .output, short: nil, long: "rm",
+      help:
+        "Remove each original once its output is on disk under its final name, its folder synced, and verified by decompressing it.",
+      apply: { options, _, _ in options.removeSources = true }),
+    OptionDefinition(
+      group: .output, short: nil, long: "dry-run",
+      help: "Print what would be compressed, skipped and removed; change nothing.",
+      apply: { options, _, _ in options.dryRun = true }),
+  ]
+
+  private static let selection: [OptionDefinition] = [
+    OptionDefinition(
+      group: .selection, short: nil, long: "include", valueLabel: "glob",
+      help:
+        "Only take files matching <glob> (repeatable). Without '/' it matches the file name at any depth, with '/' the path below the argument; '*' and '?' stop at '/', '**' crosses it.",
+      apply: { options, value, spelling throws(UsageError) in
+        guard Glob(value) != nil else {
+          throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
+        }
+        options.includes.append(value)
+      }),
+    OptionDefinition(
+      group: .selection, short: nil, long: "exclude", valueLabel: "glob",
+      help:
+        "Leave out files and folders matching <glob> (repeatable; wins over --include; excluded folders are not entered).",
+      apply: { options, value, spelling throws(UsageError) in
+        guard Glob(value) != nil else {
+          throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
+        }
+        options.excludes.append(value)
+      }),
+    OptionDefinition(
+      group: .selection, short: nil, long: "older-than", valueLabel: "duration",
+      help: "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d).",
+      apply: { options, value, spelling throws(UsageError) in
+        guard let seconds = ValueParsers.duration(value) else {
+          throw .invalidValue(
+            value, option: spelling,
+            reason: "expected a duration with a unit, such as 90s, 30m, 12h or 7d")
+        }
+        options.olderThan = seconds
+      }),
+    OptionDefinition(
+      group: .selection, short: nil, long: "follow-symlinks",
+      help: "Follow symbolic links (by default they are skipped and reported).",
+      apply: { options, _, _ in options.followSymlinks = true }),
+    OptionDefinition(
+      group: .selection, short: nil, long: "one-file-system",
+      help: "Do not cross into other mounted file systems.",
+      apply: { options, _, _ in options.oneFileSystem = true }),
+    OptionDefinition(
+      group: .selection, short: nil, long: "shard", valueLabel: "k>/<n",
+      help:
+        "Only take the files whose path below the argument hashes (FNV-1a 64) to shard k of n, so n hosts or array jobs share a folder.",
+      apply: { options, value, spelling throws(UsageError) in
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
+          (1...count).contains(index)
+        else {
+          throw .invalidValue(
+            value, option: spelling, reason: "expected k/n with 1 <= k <= n, such as 2/3")
+        }
+        options.shard = Options.Shard(index: index, count: count)
+      }),
+  ]
+
+  private static let compression: [OptionDefinition] =
+    (1...9).map { digit in
       OptionDefinition(
-        short: "o", long: "output", valueLabel: "dir",
+        group: .compression, short: Character(String(digit)), long: nil,
+        help: "Compression level: -1 is fastest, -9 compresses most.", helpLabel: "-1 ... -9",
+        hidden: digit != 1, apply: { options, _, _ in options.level = CompressionLevel(digit)! })
+    } + [
+      OptionDefinition(
+        group: .compression, short: nil, long: "fast", help: "The same as -1.",
+        apply: { options, _, _ in options.level = .fastest }),
+      OptionDefinition(
+        group: .compression, short: nil, long: "best", help: "The same as -9.",
+        apply: { options, _, _ in options.level = .best }),
+      OptionDefinition(
+        group: .compression, short: nil, long: "level", valueLabel: "n",
+        help: "Compression level from 1 to 9.", defaultValue: "6",
+        apply: { options, value, spelling throws(UsageError) in
+          guard let number = Int(value), let level = CompressionLevel(number) else {
+            throw .invalidValue(value, option: spelling, reason: "expected a level from 1 to 9")
+          }
+          options.level = level
+        }),
+      OptionDefinition(
+        group: .compression, short: "n", long: "no-name",
         help:
-          "Write outputs under <dir>, mirroring each argument relative to itself, instead of beside each file.",
-        apply: { options, value, _ in options.output = RawPath(value) }),
+          "Compressing, do not store the original name and time; decompressing, do not use them (the default).",
+        apply: { options, _, _ in options.headerNameAndTime = false }),
       OptionDefinition(
-        short: "j", long: "jobs", valueLabel: "n",
-        help: "How many files or blocks compress at once.",
+        group: .compression, short: "N", long: "name",
+        help:
+          "Compressing, store the original name and time (the default); decompressing, restore them from the header.",
+        apply: { options, _, _ in options.headerNameAndTime = true }),
+      OptionDefinition(
+        group: .compression, short: "j", long: "jobs", valueLabel: "n",
+        help: "How many files or blocks are worked on at once.",
         defaultValue: "the active processor count",
         apply: { options, value, spelling throws(UsageError) in
           guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
@@ -57,16 +215,7 @@ enum OptionTable {
           options.jobs = jobs
         }),
       OptionDefinition(
-        short: nil, long: "level", valueLabel: "n",
-        help: "Compression level: 1 is fastest, 9 compresses most.", defaultValue: "6",
-        apply: { options, value, spelling throws(UsageError) in
-          guard let number = Int(value), let level = CompressionLevel(number) else {
-            throw .invalidValue(value, option: spelling, reason: "expected a level from 1 to 9")
-          }
-          options.level = level
-        }),
-      OptionDefinition(
-        short: nil, long: "block-size", valueLabel: "size",
+        group: .compression, short: nil, long: "block-size", valueLabel: "size",
         help: "Split files larger than <size> into blocks compressed in parallel (K, M suffixes).",
         defaultValue: "128K",
         apply: { options, value, spelling throws(UsageError) in
@@ -77,55 +226,61 @@ enum OptionTable {
           }
           options.blockSize = size
         }),
-      OptionDefinition(
-        short: "f", long: "force",
-        help: "Replace existing outputs that are not squeeze's current output of their source.",
-        apply: { options, _, _ in options.force = true }),
-      OptionDefinition(
-        short: nil, long: "isolation", valueLabel: "mode",
-        help:
-          "Where compression runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated or detached.",
-        defaultValue: "nonisolated",
-        apply: { options, value, spelling throws(UsageError) in
-          guard let isolation = Isolation(rawValue: value) else {
-            throw .invalidValue(
-              value, option: spelling, reason: "expected main-actor, actor, nonisolated or detached"
-            )
-          }
-          options.isolation = isolation
-        }),
-      OptionDefinition(
-        short: nil, long: "task-log", valueLabel: "file",
-        help: "Write the task-state log (JSON Lines) to <file>; draw it with 'squeeze timeline'.",
-        apply: { options, value, _ in options.taskLog = RawPath(value) }),
-      OptionDefinition(
-        short: nil, long: "sample-interval", valueLabel: "duration",
-        help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
-        apply: { options, value, spelling throws(UsageError) in
-          guard let seconds = ValueParsers.duration(value), seconds >= 0.0001, seconds <= 60 else {
-            throw .invalidValue(
-              value, option: spelling, reason: "expected a duration from 100us to 60s, such as 5ms")
-          }
-          options.sampleInterval = seconds
-        }),
-      OptionDefinition(
-        short: "q", long: "quiet", help: "Print errors only.",
-        apply: { options, _, _ in options.verbosity = .quiet }),
-      OptionDefinition(
-        short: "v", long: "verbose",
-        help: "Print a line for each file and each skip, and the summary.",
-        apply: { options, _, _ in options.verbosity = .verbose }),
     ]
-    for digit in 1...9 {
-      table.append(
-        OptionDefinition(
-          short: Character(String(digit)), long: nil, valueLabel: nil,
-          help: "Compression level, as with --level: -1 is fastest, -9 compresses most.",
-          helpLabel: "-1 ... -9", hidden: digit != 1,
-          apply: { options, _, _ in options.level = CompressionLevel(digit)! }))
-    }
-    return table
-  }()
+
+  private static let reporting: [OptionDefinition] = [
+    OptionDefinition(
+      group: .reporting, short: nil, long: "progress", valueLabel: "mode",
+      help:
+        "auto: a live bar on a terminal, nothing otherwise; bar; plain: a line every 5 seconds, for logs; none.",
+      defaultValue: "auto",
+      apply: { options, value, spelling throws(UsageError) in
+        guard let style = ProgressStyle(rawValue: value) else {
+          throw .invalidValue(value, option: spelling, reason: "expected auto, bar, plain or none")
+        }
+        options.progress = style
+      }),
+    OptionDefinition(
+      group: .reporting, short: "q", long: "quiet", help: "Print errors only.",
+      apply: { options, _, _ in options.verbosity = .quiet }),
+    OptionDefinition(
+      group: .reporting, short: "v", long: "verbose",
+      help: "Print a line for each file and each skip, and the summary.",
+      apply: { options, _, _ in options.verbosity = .verbose }),
+    OptionDefinition(
+      group: .reporting, short: nil, long: "json",
+      help: "Print one JSON object summarizing the run on standard output.",
+      apply: { options, _, _ in options.json = true }),
+  ]
+
+  private static let diagnostics: [OptionDefinition] = [
+    OptionDefinition(
+      group: .diagnostics, short: nil, long: "isolation", valueLabel: "mode",
+      help:
+        "Where the work runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated or detached.",
+      defaultValue: "nonisolated",
+      apply: { options, value, spelling throws(UsageError) in
+        guard let isolation = Isolation(rawValue: value) else {
+          throw .invalidValue(
+            value, option: spelling, reason: "expected main-actor, actor, nonisolated or detached")
+        }
+        options.isolation = isolation
+      }),
+    OptionDefinition(
+      group: .diagnostics, short: nil, long: "task-log", valueLabel: "file",
+      help: "Write the task-state log (JSON Lines) to <file>; draw it with 'squeeze timeline'.",
+      apply: { options, value, _ in options.taskLog = RawPath(value) }),
+    OptionDefinition(
+      group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
+      help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
+      apply: { options, value, spelling throws(UsageError) in
+        guard let seconds = ValueParsers.duration(value), seconds >= 0.0001, seconds <= 60 else {
+          throw .invalidValue(
+            value, option: spelling, reason: "expected a duration from 100us to 60s, such as 5ms")
+        }
+        options.sampleInterval = seconds
+      }),
+  ]
 
   /// The option with long name `name`.
   static func long(_ name: String) -> OptionDefinition? {

@@ -4,6 +4,12 @@ struct Options: Sendable, Equatable {
   enum Mode: String, Sendable, Equatable {
     /// Compress files (the default).
     case compress
+    /// Restore the originals (`-d`).
+    case decompress
+    /// Check gzip files, writing nothing (`-t`).
+    case test
+    /// Print a table of gzip files (`-l`).
+    case list
   }
 
   /// How much is printed.
@@ -18,21 +24,63 @@ struct Options: Sendable, Equatable {
     static func < (lhs: Verbosity, rhs: Verbosity) -> Bool { lhs.rawValue < rhs.rawValue }
   }
 
-  /// The mode.
+  /// `--shard K/N`: this run handles shard `index` (1...count) of `count`.
+  struct Shard: Sendable, Equatable {
+    var index: Int
+    var count: Int
+
+    /// True when a file whose path relative to its argument is `relativePath` belongs to
+    /// this shard: FNV-1a 64 of the path's raw bytes, modulo `count` (spec §7).
+    func contains(_ relativePath: RawPath) -> Bool {
+      Int(FNV1a.hash64(relativePath.bytes) % UInt64(count)) == index - 1
+    }
+  }
+
+  /// The mode (`-d`, `-t`, `-l`; compress otherwise).
   var mode: Mode = .compress
-  /// Files and folders named on the command line, as raw bytes.
+  /// Files and folders named on the command line, as raw bytes; empty or `-` for standard
+  /// input.
   var paths: [RawPath] = []
   /// `-o/--output`: the mirror folder, or nil for outputs beside their sources.
   var output: RawPath? = nil
+  /// `-c/--stdout`: write to standard output.
+  var toStandardOutput = false
+  /// `-k/--keep`: accepted for gzip habits (keeping is the default).
+  var keep = false
   /// `-j/--jobs`, or nil for the active processor count.
   var jobs: Int? = nil
-  /// `-1`…`-9`, `--level`: the zlib level (default 6).
+  /// `-1`…`-9`, `--level`, `--fast`, `--best`: the zlib level (default 6).
   var level: CompressionLevel = .default
   /// `-q` / `-v`.
   var verbosity: Verbosity = .normal
   /// `-f/--force`: replace outputs squeeze would otherwise leave alone.
   var force = false
-  /// `--isolation`: which stage of the WWDC22 session runs the compression.
+  /// `-n` (false) / `-N` (true): store (compressing) or use (decompressing) the original name
+  /// and time in the header; nil for the default of the mode (store; do not use).
+  var headerNameAndTime: Bool? = nil
+  /// `-S/--suffix`: the compressed suffix (default `.gz`; never empty).
+  var suffix: RawPath = ".gz"
+  /// `--dry-run`: print what would happen, change nothing.
+  var dryRun = false
+  /// `--one-file-system`: do not cross into other mounted file systems.
+  var oneFileSystem = false
+  /// `--rm`: remove each source once its output is durable and verified.
+  var removeSources = false
+  /// `--include` patterns (repeatable): when any is given, only files matching one are taken.
+  var includes: [String] = []
+  /// `--exclude` patterns (repeatable): matching files and folders are left out.
+  var excludes: [String] = []
+  /// `--older-than`: only files modified more than this many seconds ago.
+  var olderThan: Double? = nil
+  /// `--follow-symlinks`: follow symbolic links.
+  var followSymlinks = false
+  /// `--shard K/N`.
+  var shard: Shard? = nil
+  /// `--progress`.
+  var progress: ProgressStyle = .auto
+  /// `--json`: print a machine-readable summary on stdout.
+  var json = false
+  /// `--isolation`: which stage of the WWDC22 session runs the work.
   var isolation: Isolation = .nonisolated
   /// `--task-log`: where to write the task-state log, or nil.
   var taskLog: RawPath? = nil
@@ -41,7 +89,8 @@ struct Options: Sendable, Equatable {
   /// `--block-size`: bytes per block of a big file (default 128 KiB).
   var blockSize: Int = BlockLayout.defaultBlockSize
 
-  init() {}
+  /// True when the run reads standard input: no path, or the single path `-`.
+  var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }
 }
 
 /// What the command line asks for.

@@ -16,6 +16,8 @@ enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
   case conflict(String, String)
   /// An extra positional argument.
   case unexpectedArgument(String)
+  /// `-` (standard input) next to other paths without `-c`.
+  case standardInputAmongPaths
 
   var description: String {
     switch self {
@@ -27,6 +29,8 @@ enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     case .missingArgument(let argument): "Missing expected argument '\(argument)'"
     case .conflict(let first, let second): "'\(first)' cannot be used with '\(second)'"
     case .unexpectedArgument(let argument): "Unexpected argument '\(argument)'"
+    case .standardInputAmongPaths:
+      "'-' (standard input) can be given with other paths only with '--stdout'"
     }
   }
 }

@@ -1,5 +1,7 @@
 /// The end-of-run figures and the one-line summary (spec §3).
 struct RunSummary: Sendable {
+  /// What the run did.
+  var operation: Operation
   var results: RunResults
   /// Entries skipped by discovery.
   var skipped: Int
@@ -12,21 +14,35 @@ struct RunSummary: Sendable {
   /// Main-actor hangs and the worst lag.
   var hangs: HangReport
 
-  /// Files that failed, in discovery and compression together.
+  /// Files that failed, in discovery and in the work together.
   var failed: Int { results.failed + discoveryFailures }
 
-  /// `squeeze: 14 files, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`, then
-  /// up-to-date, skipped and failed counts when not zero.
+  /// `squeeze: 14 files compressed, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`,
+  /// then up-to-date, removed, skipped and failed counts when not zero, and the main actor's
+  /// worst lag and hangs.
   var line: String {
     var parts: [String] = []
     let files = results.done == 1 ? "1 file" : "\(ByteFormat.count(results.done)) files"
-    parts.append(
-      "\(files), \(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
-        + " (\(savedPercent(results.bytesIn, results.bytesOut)) saved)")
+    let sizes = "\(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
+    switch operation {
+    case .compress:
+      parts.append(
+        "\(files) compressed, \(sizes) (\(savedPercent(results.bytesIn, results.bytesOut)) saved)")
+    case .decompress:
+      parts.append("\(files) decompressed, \(sizes)")
+    case .test:
+      parts.append("\(files) tested OK, \(sizes)")
+    }
     parts.append(ByteFormat.seconds(wallSeconds))
     let rate = wallSeconds > 0 ? Double(results.bytesIn) / wallSeconds : 0
     parts.append("\(ByteFormat.format(Int64(rate)))/s")
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
+    if results.removed > 0 {
+      parts.append("\(ByteFormat.count(results.removed)) originals removed")
+    }
+    if results.keptHardLinked > 0 {
+      parts.append("\(ByteFormat.count(results.keptHardLinked)) hard-linked originals kept")
+    }
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted { parts.append("interrupted") }

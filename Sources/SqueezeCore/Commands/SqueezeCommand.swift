@@ -19,7 +19,11 @@ public enum SqueezeCommand {
       TextOutput.standardOutput.write("squeeze \(HelpText.version)\n")
       return ExitStatus.success.rawValue
     case .success(.run(let options)):
-      return await CompressCommand(options: options).run().rawValue
+      if options.mode == .list { return await ListCommand(options: options).run().rawValue }
+      if options.toStandardOutput || options.readsStandardInput {
+        return await StreamCommand(options: options).run().rawValue
+      }
+      return await RunCommand(options: options).run().rawValue
     case .success(.timeline(let options)):
       return TimelineCommand(options: options).run().rawValue
     case .success(.timelineHelp):

@@ -1,18 +1,34 @@
 import Glibc
 
-/// The choices that are the same for every file of a compression run.
+/// What a run does to each file.
+enum Operation: String, Sendable {
+  /// Compress into a gzip file (the default).
+  case compress
+  /// Restore the original from a gzip file (`-d`).
+  case decompress
+  /// Check every member of a gzip file, writing nothing (`-t`).
+  case test
+}
+
+/// The choices that are the same for every file of a run.
 struct CompressionSettings: Sendable {
+  /// What the run does.
+  var operation: Operation = .compress
   /// zlib level (`-1`…`-9`, `--level`).
   var level: CompressionLevel = .default
-  /// Where outputs go and their suffix (`-o`, `-S`).
+  /// Where outputs go and how they are named (`-o`, `-S`).
   var plan: OutputPlan
-  /// Replace outputs squeeze would otherwise leave alone (`-f`).
+  /// Replace outputs squeeze would otherwise leave alone, and remove hard-linked originals
+  /// with `--rm` (`-f`).
   var force = false
-  /// Store the source's name and modification time in the gzip header (the default; `-n`
-  /// turns it off).
-  var storesNameAndTime = true
+  /// Compressing: store the source's name and modification time in the header (the
+  /// default; `-n` turns it off). Decompressing: take the output's name and modification
+  /// time from the header (`-N`; off by default, as in gzip).
+  var usesHeaderNameAndTime = true
   /// Give outputs the source's owner and group (only possible as root, as gzip does).
   var copiesOwnership = geteuid() == 0
+  /// Remove each source once its output is durable and verified (`--rm`).
+  var removesSources = false
 
   init(plan: OutputPlan) {
     self.plan = plan

@@ -33,6 +33,16 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case cannotPublish(RawPath, Publisher.Step, SystemError)
   /// zlib failed.
   case zlib(ZlibError)
+  /// The input is not valid gzip data (`-d`, `-t`): the fault and where.
+  case badGzip(GzipFormatError)
+  /// `-d` on a name without a known compressed suffix.
+  case unknownSuffix
+  /// A file already exists where `-d` would write; not overwritten without `-f`.
+  case outputAlreadyExists(RawPath)
+  /// The output did not decompress back to the source (`--rm` checks before removing).
+  case verificationFailed(RawPath, String)
+  /// The source could not be removed after its output was published (`--rm`).
+  case cannotRemove(SystemError)
   /// The run was interrupted (SIGINT, SIGTERM or SIGHUP) before this file was done.
   case interrupted
 
@@ -56,6 +66,13 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .cannotPublish(let path, let step, let error):
       "\(step.rawValue) '\(path.displayString)': \(error)"
     case .zlib(let error): "zlib failed: \(error)"
+    case .badGzip(let error): "\(error)"
+    case .unknownSuffix: "unknown suffix; not decompressed"
+    case .outputAlreadyExists(let path):
+      "'\(path.displayString)' already exists; not overwritten (use --force)"
+    case .verificationFailed(let path, let detail):
+      "'\(path.displayString)' did not verify, source kept: \(detail)"
+    case .cannotRemove(let error): "compressed, but cannot remove the original: \(error)"
     case .interrupted: "interrupted before it was done"
     }
   }

@@ -14,7 +14,7 @@ extension CompressionJob {
   /// - Throws: ``FileFailure``; the temporary is removed when the job is dropped.
   func compressSerially(
     workspace: CompressionWorkspace, progress: (Int) -> Void
-  ) throws(FileFailure) -> Prepared {
+  ) throws(FileFailure) -> PreparedOutput {
     let dictionaryEnd = BlockLayout.dictionarySize
     let output = workspace.output
     var used = header.count
@@ -46,7 +46,7 @@ extension CompressionJob {
         throw .zlib(error)
       }
       if !isLast {
-        try write(UnsafeRawBufferPointer(rebasing: output[..<used]))
+        try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
         used = 0
         // The block's last 32 KiB become the next block's dictionary.
         dictionaryLength = min(count, BlockLayout.dictionarySize)
@@ -58,8 +58,8 @@ extension CompressionJob {
       if count > 0 { progress(count) }
     }
     try checkEndOfFile(workspace: workspace)
-    // Header (for a one-block file), last block and trailer go out in one write.
-    try write(UnsafeRawBufferPointer(rebasing: output[..<used]))
+    // Header (for a one-block file) and last block go out in one write.
+    try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
     return try finish(bytesRead: bytesRead, crc: crc.value)
   }
 

@@ -33,7 +33,7 @@ final class RunDiagnostics: Sendable {
     guard let log else { return }
     log.start(
       version: HelpText.version, isolation: isolation, jobs: jobs, level: level,
-      cpus: CompressCommand.activeProcessorCount, files: files, bytes: bytes, blockSize: blockSize)
+      cpus: RunCommand.activeProcessorCount, files: files, bytes: bytes, blockSize: blockSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)
     self.sampler.withLock { $0 = sampler }

@@ -2,8 +2,24 @@ import Glibc
 
 /// What to select while walking.
 struct DiscoveryOptions: Sendable {
-  /// The output suffix (`-S`, default `.gz`): names ending in it are skipped as compressed.
+  /// Which files are wanted.
+  enum Wanted: Sendable {
+    /// Files to compress: compressed names are skipped.
+    case uncompressed
+    /// Files to decompress (`-d`): only compressed names; a file argument without a known
+    /// suffix is skipped with a warning, as gzip does.
+    case compressedByName
+    /// Files to test or list (`-t`, `-l`): compressed names in folders, and any file named
+    /// as an argument.
+    case compressedOrNamed
+  }
+
+  /// Which files are wanted.
+  var wanted = Wanted.uncompressed
+  /// The compressed suffix (`-S`, default `.gz`).
   var suffix: RawPath = ".gz"
+  /// `--include`, `--exclude`, `--older-than`, `--shard`.
+  var selection = Selection()
   /// Follow symbolic links (`--follow-symlinks`).
   var followSymlinks = false
   /// Stay on each argument's file system (`--one-file-system`).
@@ -17,10 +33,6 @@ struct DiscoveryOptions: Sendable {
 
   init() {}
 
-  /// Suffixes gzip treats as already compressed (gzip's `known_suffixes`).
-  static let compressedSuffixes: [[UInt8]] = [
-    ".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z",
-  ].map { Array($0.utf8) }
 }
 
 /// A path discovery could not handle: the run goes on, but the exit status will be 1.
@@ -43,6 +55,9 @@ struct DiscoveryResult: Sendable {
   var skipped: [(path: RawPath, reason: SkipReason)] = []
   /// Arguments that do not exist, folders that cannot be read, and the like.
   var failures: [DiscoveryFailure] = []
+  /// Arguments skipped with a word to the user (a named file with the wrong suffix), as
+  /// gzip warns: printed, but not failures.
+  var warnings: [DiscoveryFailure] = []
   /// Stale temporaries of killed runs that were removed.
   var staleTemporariesRemoved = 0
 
@@ -112,8 +127,21 @@ struct Discovery {
 
   private mutating func addFileArgument(_ argument: RawPath, status: FileStatus) {
     let name = argument.lastComponent
-    if isCompressedName(name) {
+    switch options.wanted {
+    case .uncompressed where isCompressedName(name):
       skip(argument, .alreadyCompressed)
+      result.warnings.append(
+        DiscoveryFailure(path: argument, cause: "already has a compressed suffix; unchanged"))
+      return
+    case .compressedByName where !isCompressedName(name):
+      skip(argument, .notCompressed)
+      result.warnings.append(DiscoveryFailure(path: argument, cause: "unknown suffix; ignored"))
+      return
+    default:
+      break
+    }
+    if let reason = options.selection.skipReason(forFile: name, modified: status.modificationTime) {
+      skip(argument, reason)
       return
     }
     let base: Int
@@ -178,8 +206,8 @@ struct Discovery {
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let name = entry.name
       let path = display.appending(name)
-      if entry.type == UInt8(DT_REG) && isCompressedName(name) {
-        skip(path, .alreadyCompressed)
+      if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
+        skip(path, reason)
         continue
       }
       if TemporaryNamer.isTemporary(name) {
@@ -217,8 +245,15 @@ struct Discovery {
       }
       switch status.kind {
       case .regular:
-        if isCompressedName(name) {
-          skip(path, .alreadyCompressed)
+        if let reason = suffixSkip(name) {
+          skip(path, reason)
+          continue
+        }
+        if !options.selection.isEmpty,
+          let reason = options.selection.skipReason(
+            forFile: relative.appending(name), modified: status.modificationTime)
+        {
+          skip(path, reason)
           continue
         }
         append(file: name, status: status, directory: directory)
@@ -226,6 +261,10 @@ struct Discovery {
         let identity = FileIdentity(status)
         if options.excludedFolders.contains(identity) {
           skip(path, .outputFolder)
+          continue
+        }
+        if let reason = options.selection.skipReason(forFolder: relative.appending(name)) {
+          skip(path, reason)
           continue
         }
         if options.oneFileSystem && status.device != rootDevice {
@@ -285,8 +324,15 @@ struct Discovery {
   }
 
   private func isCompressedName(_ name: RawPath) -> Bool {
-    if name.hasSuffix(options.suffix.bytes) { return true }
-    return DiscoveryOptions.compressedSuffixes.contains { name.hasSuffix($0) }
+    OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
+  }
+
+  /// Why a file found in a folder is skipped by its name, or nil.
+  private func suffixSkip(_ name: RawPath) -> SkipReason? {
+    switch options.wanted {
+    case .uncompressed: isCompressedName(name) ? .alreadyCompressed : nil
+    case .compressedByName, .compressedOrNamed: isCompressedName(name) ? nil : .notCompressed
+    }
   }
 
   private mutating func skip(_ path: RawPath, _ reason: SkipReason) {

@@ -16,6 +16,8 @@ enum SkipReason: String, CaseIterable, Sendable, Hashable, Comparable {
   case outputFolder
   /// A temporary file of a squeeze run.
   case temporary
+  /// Decompressing, testing or listing: the name has no compressed suffix.
+  case notCompressed
   /// On another file system than its argument (`--one-file-system`).
   case otherFileSystem
   /// Left out by `--include` / `--exclude`.
@@ -39,6 +41,7 @@ enum SkipReason: String, CaseIterable, Sendable, Hashable, Comparable {
     case .socket: "socket"
     case .outputFolder: "the output folder"
     case .temporary: "squeeze temporary file"
+    case .notCompressed: "no compressed suffix"
     case .otherFileSystem: "on another file system"
     case .excluded: "excluded by --include/--exclude"
     case .tooRecent: "newer than --older-than"

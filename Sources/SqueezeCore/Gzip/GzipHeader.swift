@@ -241,6 +241,8 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case sizeMismatch(stored: UInt32, computed: UInt32)
   /// Bytes that are neither a gzip member nor zero padding follow the last member.
   case trailingGarbage(offset: Int64)
+  /// A header longer than squeeze accepts (1 MiB of optional fields).
+  case headerTooLong(offset: Int64)
 
   var description: String {
     switch self {
@@ -260,6 +262,7 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
       "length mismatch: ISIZE says \(stored), data gives \(computed) (mod 2^32)"
     case .trailingGarbage(let offset):
       "trailing garbage after the last gzip member at byte \(offset)"
+    case .headerTooLong(let offset): "gzip header longer than 1 MiB at byte \(offset)"
     }
   }
 }

@@ -1,9 +1,9 @@
-/// Where each file's output goes (spec §4, "Output" and "Mirror").
+/// Where each file's output goes and what it is called (spec §4, "Output" and "Mirror").
 ///
-/// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz`. With `-o OUT`, each argument is
-/// mirrored relative to itself: `squeeze -o OUT a b` puts `a/x/y` at `OUT/x/y.gz` and
-/// `b/z` at `OUT/z.gz`; a file argument `a/f` lands at `OUT/f.gz`. Two sources that map to
-/// the same output are a per-file error for the later one.
+/// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With
+/// `-o OUT`, each argument is mirrored relative to itself: `squeeze -o OUT a b` puts `a/x/y`
+/// at `OUT/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `a/f` lands at `OUT/f.gz`. Two
+/// sources that map to the same output are a per-file error for the later one.
 struct OutputPlan: Sendable {
   /// Where outputs are written.
   enum Destination: Sendable, Equatable {
@@ -14,18 +14,61 @@ struct OutputPlan: Sendable {
     case mirror(base: Int, path: RawPath)
   }
 
+  /// How an output is named from its source.
+  enum Naming: Sendable, Equatable {
+    /// Compression: the source's name plus the suffix (`-S`, default `.gz`).
+    case addSuffix(RawPath)
+    /// Decompression: the source's name without its compressed suffix (the `-S` suffix,
+    /// `.gz`, `-gz`, `.z`, `-z`, `_z`; `.tgz` and `.taz` become `.tar`, as gzip does).
+    case removeSuffix(RawPath)
+  }
+
   /// Where outputs go.
   let destination: Destination
-  /// The output suffix (`-S`, default `.gz`).
-  let suffix: RawPath
+  /// How outputs are named.
+  let naming: Naming
 
-  /// The final output of `file`: the folder descriptor it is relative to, the folder below
-  /// it, and the name (source name + suffix).
-  func target(of file: FileList.File, in list: FileList, bases: BaseDirectories)
+  /// The output name for a source named `name`; nil when decompressing a name without a
+  /// known compressed suffix.
+  func outputName(for name: RawPath) -> RawPath? {
+    switch naming {
+    case .addSuffix(let suffix):
+      return name.addingSuffix(suffix)
+    case .removeSuffix(let suffix):
+      return OutputPlan.decompressedName(of: name, suffix: suffix)
+    }
+  }
+
+  /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix.
+  static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
+    let bytes = name.bytes
+    for known in [suffix.bytes] + ["-gz", ".z", "-z", "_z", ".gz"].map({ Array($0.utf8) })
+    where !known.isEmpty && name.hasSuffix(known) {
+      return RawPath(bytes: bytes.dropLast(known.count))
+    }
+    for tar in [".tgz", ".taz"] where name.hasSuffix(Array(tar.utf8)) {
+      return RawPath(bytes: bytes.dropLast(4) + Array(".tar".utf8))
+    }
+    return nil
+  }
+
+  /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
+  /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix.
+  static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
+    if !suffix.isEmpty && name.hasSuffix(suffix.bytes) { return true }
+    return [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].contains {
+      name.hasSuffix(Array($0.utf8))
+    }
+  }
+
+  /// The output named `name` of `file`: the folder descriptor it is relative to, the folder
+  /// below it, and the name.
+  func target(
+    named name: RawPath, of file: FileList.File, in list: FileList, bases: BaseDirectories
+  )
     -> RelativeLocation
   {
     let folder = list.relativePath(ofDirectory: file.directory)
-    let name = list.name(of: file).addingSuffix(suffix)
     switch destination {
     case .besideSources:
       return RelativeLocation(
@@ -35,15 +78,23 @@ struct OutputPlan: Sendable {
     }
   }
 
-  /// The output path as the user would write it, for messages.
-  func displayPath(of file: FileList.File, in list: FileList) -> RawPath {
+  /// The output named `name` of `file` as the user would write its path, for messages.
+  func displayPath(named name: RawPath, of file: FileList.File, in list: FileList) -> RawPath {
     switch destination {
     case .besideSources:
-      return list.displayPath(of: file).addingSuffix(suffix)
+      return list.displayPath(of: file).parent(unlessFileArgumentWithoutFolder: list.root(of: file))
+        .appending(name)
     case .mirror(_, let path):
-      return path.trimmingTrailingSlashes.appending(list.relativePath(of: file)).addingSuffix(
-        suffix)
+      return path.trimmingTrailingSlashes.appending(list.relativePath(ofDirectory: file.directory))
+        .appending(name)
     }
+  }
+
+  /// The default output of `file` (by ``naming``), as displayed; the source's own path when
+  /// it has no output name.
+  func displayPath(of file: FileList.File, in list: FileList) -> RawPath {
+    guard let name = outputName(for: list.name(of: file)) else { return list.displayPath(of: file) }
+    return displayPath(named: name, of: file, in: list)
   }
 
   /// Finds files whose output path is already taken by an earlier file.
@@ -52,23 +103,24 @@ struct OutputPlan: Sendable {
   ///   the sources two entries can only collide when the same file was named twice; those
   ///   are reported in `duplicates` instead, to be dropped silently.
   func collisions(in list: FileList) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
-    // One root cannot collide with itself: names within a folder are unique.
-    guard list.roots.count > 1 else { return ([:], []) }
+    // Names within a folder are unique, so one root's outputs can collide only when
+    // decompressing (`a.gz` and `a-gz` both become `a`).
+    if case .addSuffix = naming, list.roots.count <= 1 { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
     for (index, file) in list.files.enumerated() {
+      guard let name = outputName(for: list.name(of: file)) else { continue }
       let base: Int
       switch destination {
       case .besideSources: base = list.root(of: file).base
       case .mirror(let mirrorBase, _): base = mirrorBase
       }
-      let key = OutputKey(base: base, path: list.relativePath(of: file))
+      let key = OutputKey(
+        base: base, path: list.relativePath(ofDirectory: file.directory).appending(name))
       if let first = firstByKey[key] {
         let earlier = list.files[first]
-        if earlier.device == file.device && earlier.inode == file.inode
-          && destination == .besideSources
-        {
+        if earlier.device == file.device && earlier.inode == file.inode {
           duplicates.insert(index)
         } else {
           collisions[index] = list.displayPath(of: earlier)
@@ -83,5 +135,23 @@ struct OutputPlan: Sendable {
   private struct OutputKey: Hashable {
     var base: Int
     var path: RawPath
+  }
+}
+
+extension OutputPlan.Naming {
+  /// The suffix in play.
+  var suffix: RawPath {
+    switch self {
+    case .addSuffix(let suffix), .removeSuffix(let suffix): suffix
+    }
+  }
+}
+
+extension RawPath {
+  /// The folder part of a displayed source path: its parent, or nothing for a bare file
+  /// name given as an argument (so `a.txt` maps to `a.txt.gz`, not `./a.txt.gz`).
+  fileprivate func parent(unlessFileArgumentWithoutFolder root: FileList.Root) -> RawPath {
+    if root.isFileArgument && !bytes.contains(UInt8(ascii: "/")) { return "" }
+    return parent
   }
 }

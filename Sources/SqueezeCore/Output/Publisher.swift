@@ -34,6 +34,10 @@ final class Publisher: Sendable {
     /// The file system (`st_dev`) holding the temporary; registered with
     /// ``registerFileSystem(_:using:)`` before publishing.
     var device: UInt64
+    /// Commit the file system again after the rename, before reporting success, so the
+    /// new name (the folder entry) is on disk too: required before removing a source
+    /// (`--rm`).
+    var syncsAfterRename: Bool
   }
 
   /// What became of a request.
@@ -50,6 +54,7 @@ final class Publisher: Sendable {
   enum Step: String, Sendable {
     case sync = "cannot sync to disk"
     case rename = "cannot rename into place"
+    case syncFolder = "cannot sync the folder of"
   }
 
   private struct Waiting {
@@ -199,6 +204,9 @@ final class Publisher: Sendable {
       return
     }
     let failures = syncAll(devices: Set(batch.map(\.request.device)))
+    // Requests whose new name must be on disk before they are reported (--rm) wait for a
+    // second commit after all the renames.
+    var renamedAwaitingSync: [Waiting] = []
     for waiting in batch {
       let request = waiting.request
       if let error = failures[request.device] {
@@ -208,10 +216,24 @@ final class Publisher: Sendable {
       }
       do {
         try rename(request)
-        waiting.resume(returning: .published)
+        if request.syncsAfterRename {
+          renamedAwaitingSync.append(waiting)
+        } else {
+          waiting.resume(returning: .published)
+        }
       } catch {
         try? request.temporary.remove()
         waiting.resume(returning: .failed(step: .rename, error))
+      }
+    }
+    guard !renamedAwaitingSync.isEmpty else { return }
+    let folderFailures = syncAll(devices: Set(renamedAwaitingSync.map(\.request.device)))
+    for waiting in renamedAwaitingSync {
+      if let error = folderFailures[waiting.request.device] {
+        // The output is in place, but its folder entry may not be on disk: keep the source.
+        waiting.resume(returning: .failed(step: .syncFolder, error))
+      } else {
+        waiting.resume(returning: .published)
       }
     }
   }

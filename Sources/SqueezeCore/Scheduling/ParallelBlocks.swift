@@ -11,7 +11,7 @@ extension ParallelCompressor {
   /// - Returns: the outcome, and the task (moved to `suspended` while its blocks run).
   nonisolated func compressInParallelBlocks(
     _ index: Int, task: TrackedTask, bounded: Bool
-  ) async -> (Result<Compressed, FileFailure>, TrackedTask) {
+  ) async -> (Result<Processed, FileFailure>, TrackedTask) {
     var task = task
     let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
     defer { gate?.release() }
@@ -36,11 +36,11 @@ extension ParallelCompressor {
   /// Feeds the blocks of `job`, writes them in order, and finishes the member.
   private nonisolated func writeBlocksInOrder(
     _ job: CompressionJob, gate: ReleaseOnce?, slots: CompressionSlots?
-  ) async throws(FileFailure) -> CompressionJob.Prepared {
+  ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
     let window = configuration.jobs + 1
-    try job.write(job.header)
+    try job.output.write(job.header)
     var crc: UInt32 = 0
     var bytesRead: Int64 = 0
     var failure: FileFailure? = nil
@@ -90,7 +90,7 @@ extension ParallelCompressor {
         // Write whatever is now contiguous.
         while failure == nil, let block = ready.removeValue(forKey: written) {
           do throws(FileFailure) {
-            try job.write(block.bytes)
+            try job.output.write(block.bytes)
           } catch {
             failure = error
           }

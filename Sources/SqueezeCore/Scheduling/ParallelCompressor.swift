@@ -81,8 +81,8 @@ actor ParallelCompressor {
   nonisolated let publisher: Publisher
   /// zlib streams and buffers, one per running compression.
   nonisolated let workspaces: WorkspacePool
-  /// The per-run context compressions read.
-  nonisolated let context: CompressionJob.Context
+  /// The per-run context every file job reads.
+  nonisolated let context: JobContext
 
   /// What happened to each file so far.
   private var results = RunResults()
@@ -117,9 +117,10 @@ actor ParallelCompressor {
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
       level: configuration.settings.level, blockSize: configuration.blockSize)
-    context = CompressionJob.Context(
+    context = JobContext(
       list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces, stop: stop)
+      namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(),
+      stop: stop)
   }
 
   /// Stops the run: no new file or block starts; running ones stop at their next block.
@@ -133,7 +134,8 @@ actor ParallelCompressor {
   /// `nonisolated` and `detached` modes (the isolated stages compress a whole file inside
   /// their isolation, as the session's code does).
   nonisolated func usesParallelBlocks(_ index: Int) -> Bool {
-    (configuration.isolation == .nonisolated || configuration.isolation == .detached)
+    configuration.settings.operation == .compress
+      && (configuration.isolation == .nonisolated || configuration.isolation == .detached)
       && configuration.list.files[index].size > Int64(configuration.blockSize)
   }
 
@@ -218,82 +220,100 @@ actor ParallelCompressor {
     return path
   }
 
-  /// What compressing a file came to, before publication.
-  enum Compressed: Sendable {
-    case prepared(CompressionJob.Prepared)
+  /// What working on a file came to, before publication.
+  enum Processed: Sendable {
+    /// An output is ready to publish.
+    case prepared(PreparedOutput)
+    /// The existing output is current (compression re-runs).
     case upToDate(bytes: Int64)
+    /// The file checked out (`-t`).
+    case verified(bytesIn: Int64, bytesOut: Int64)
   }
 
-  /// One file's task: compress where the isolation mode says, give the slot back, publish,
-  /// record.
+  /// One file's task: work where the isolation mode says, give the slot back, publish,
+  /// remove the source when asked, record.
   private nonisolated func run(_ task: TrackedTask, index: Int, path: RawPath, holding: Holding)
     async
   {
     var task = task
-    let compressed: Result<Compressed, FileFailure>
+    let processed: Result<Processed, FileFailure>
     switch configuration.isolation {
     case .nonisolated where holding == .gate:
-      (compressed, task) = await compressInParallelBlocks(index, task: task, bounded: true)
+      (processed, task) = await compressInParallelBlocks(index, task: task, bounded: true)
     case .detached where usesParallelBlocks(index):
-      (compressed, task) = await compressInParallelBlocks(index, task: task, bounded: false)
+      (processed, task) = await compressInParallelBlocks(index, task: task, bounded: false)
     case .nonisolated, .detached:
       task.move(to: .running)
-      compressed = compressHere(index)
+      processed = processHere(index)
     case .actor:
       tracker.actorWaitBegan()
-      (compressed, task) = await compressInsideActor(index, task: task)
+      (processed, task) = await processInsideActor(index, task: task)
     case .mainActor:
-      (compressed, task) = await MainActorCompression.compress(index, task: task, compressor: self)
+      (processed, task) = await MainActorCompression.process(index, task: task, compressor: self)
     }
     if holding == .slot { slots.release() }
-    let outcome = await publish(compressed, index: index, task: &task)
+    let outcome = await publish(processed, index: index, task: &task)
     // Ready again, waiting for the actor to record the outcome.
     if task.state != .enqueued { task.move(to: .enqueued) }
     tracker.actorWaitBegan()
     await record(outcome, path: path, task: task)
   }
 
-  /// Compresses file `index` on the calling thread, whatever actor that is: the synchronous,
+  /// Works on file `index` on the calling thread, whatever actor that is: the synchronous,
   /// nonisolated core every mode runs.
-  nonisolated func compressHere(_ index: Int) -> Result<Compressed, FileFailure> {
+  nonisolated func processHere(_ index: Int) -> Result<Processed, FileFailure> {
+    let progress: (Int) -> Void = { self.feed.addBytes($0) }
     do throws(FileFailure) {
-      switch try CompressionJob.open(index: index, context: context) {
-      case .upToDate(let bytes):
-        return .success(.upToDate(bytes: bytes))
-      case .job(let job):
-        let prepared = try workspaces.withWorkspace { (workspace) throws(FileFailure) in
-          try job.compressSerially(workspace: workspace) { self.feed.addBytes($0) }
+      switch configuration.settings.operation {
+      case .compress:
+        switch try CompressionJob.open(index: index, context: context) {
+        case .upToDate(let bytes):
+          return .success(.upToDate(bytes: bytes))
+        case .job(let job):
+          let prepared = try workspaces.withWorkspace { (workspace) throws(FileFailure) in
+            try job.compressSerially(workspace: workspace, progress: progress)
+          }
+          return .success(.prepared(prepared))
         }
-        return .success(.prepared(prepared))
+      case .decompress:
+        return .success(
+          .prepared(try DecompressionJob.run(index: index, context: context, progress: progress)))
+      case .test:
+        let (bytesIn, bytesOut) = try TestJob.run(
+          index: index, context: context, progress: progress)
+        return .success(.verified(bytesIn: bytesIn, bytesOut: bytesOut))
       }
     } catch {
       return .failure(error)
     }
   }
 
-  /// Stage 2 of the session: the compression runs inside this actor's isolation, so files
-  /// compress one at a time and every other task waits enqueued on the actor.
-  private func compressInsideActor(
+  /// Stage 2 of the session: the work runs inside this actor's isolation, so files go one at
+  /// a time and every other task waits enqueued on the actor.
+  private func processInsideActor(
     _ index: Int, task: TrackedTask
-  ) -> (Result<Compressed, FileFailure>, TrackedTask) {
+  ) -> (Result<Processed, FileFailure>, TrackedTask) {
     tracker.actorWaitEnded()
     var task = task
     task.move(to: .running)
-    let result = compressHere(index)
+    let result = processHere(index)
     // Done here; the task waits for a pool thread to go on.
     task.move(to: .enqueued)
     return (result, task)
   }
 
-  /// Waits (suspended) for the publisher when there is a temporary to publish.
+  /// Waits (suspended) for the publisher when there is an output to publish, then removes
+  /// the source when asked (`--rm`).
   private nonisolated func publish(
-    _ compressed: Result<Compressed, FileFailure>, index: Int, task: inout TrackedTask
+    _ processed: Result<Processed, FileFailure>, index: Int, task: inout TrackedTask
   ) async -> FileOutcome {
-    switch compressed {
+    switch processed {
     case .failure(let failure):
       return .failed(failure)
     case .success(.upToDate(let bytes)):
       return .upToDate(bytes: bytes)
+    case .success(.verified(let bytesIn, let bytesOut)):
+      return .verified(bytesIn: bytesIn, bytesOut: bytesOut)
     case .success(.prepared(let ready)):
       // A block-parallel file is already suspended (it waited on its blocks).
       if task.state != .suspended { task.move(to: .suspended) }
@@ -303,11 +323,14 @@ actor ParallelCompressor {
       task.assume(.enqueued)
       switch outcome {
       case .published:
-        return .done(bytesIn: ready.bytesIn, bytesOut: ready.bytesOut)
+        let removal = ready.removal.map {
+          SourceRemoval.remove($0, force: configuration.settings.force)
+        }
+        return .done(
+          bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
+          removal: removal)
       case .failed(let step, let error):
-        let display = configuration.settings.plan.displayPath(
-          of: configuration.list.files[index], in: configuration.list)
-        return .failed(.cannotPublish(display, step, error))
+        return .failed(.cannotPublish(ready.outputDisplay, step, error))
       case .cancelled:
         return .failed(.interrupted)
       }
@@ -324,24 +347,55 @@ actor ParallelCompressor {
   private func record(_ outcome: FileOutcome, path: RawPath, task: TrackedTask? = nil) {
     if task != nil { tracker.actorWaitEnded() }
     var task = task
+    let verbose = configuration.verbose
     switch outcome {
-    case .done(let bytesIn, let bytesOut):
+    case .done(let bytesIn, let bytesOut, let output, let removal):
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
-      task?.move(to: .finished)
       feed.fileDone(failed: false)
-      if configuration.verbose {
+      if verbose {
+        let sizes = "\(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut))"
         feed.message(
-          "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)), "
-            + "\(savedPercent(bytesIn, bytesOut)) saved")
+          configuration.settings.operation == .compress
+            ? "\(path.displayString): \(sizes), \(savedPercent(bytesIn, bytesOut)) saved"
+            : "\(path.displayString): \(sizes) → \(output.displayString)")
+      }
+      switch removal {
+      case nil:
+        task?.move(to: .finished)
+      case .removed:
+        results.removed += 1
+        task?.move(to: .finished)
+        if verbose { feed.message("\(path.displayString): removed") }
+      case .keptHardLinked(let links):
+        results.keptHardLinked += 1
+        task?.move(to: .finished)
+        feed.message(
+          "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
+        )
+      case .keptChanged:
+        results.keptChanged += 1
+        task?.move(to: .finished)
+        feed.message("squeeze: \(path.displayString): changed after it was read; kept")
+      case .failed(let error):
+        results.failures.append((path, .cannotRemove(error)))
+        task?.move(to: .failed)
+        feed.message("squeeze: \(path.displayString): \(FileFailure.cannotRemove(error))")
       }
     case .upToDate(let bytes):
       results.upToDate += 1
       results.bytesUpToDate += bytes
       task?.move(to: .finished)
       feed.fileDone(failed: false)
-      if configuration.verbose { feed.message("\(path.displayString): up to date") }
+      if verbose { feed.message("\(path.displayString): up to date") }
+    case .verified(let bytesIn, let bytesOut):
+      results.done += 1
+      results.bytesIn += bytesIn
+      results.bytesOut += bytesOut
+      task?.move(to: .finished)
+      feed.fileDone(failed: false)
+      if verbose { feed.message("\(path.displayString): OK") }
     case .failed(.interrupted):
       // Not a failure of the file: the run is stopping. Not counted as done either.
       results.interrupted = true
@@ -364,13 +418,13 @@ actor ParallelCompressor {
 /// isolation, so the main actor is blocked for as long as each file takes.
 @MainActor
 enum MainActorCompression {
-  /// Compresses file `index` on the main actor.
-  static func compress(
+  /// Works on file `index` on the main actor.
+  static func process(
     _ index: Int, task: TrackedTask, compressor: ParallelCompressor
-  ) -> (Result<ParallelCompressor.Compressed, FileFailure>, TrackedTask) {
+  ) -> (Result<ParallelCompressor.Processed, FileFailure>, TrackedTask) {
     var task = task
     task.move(to: .running)
-    let result = compressor.compressHere(index)
+    let result = compressor.processHere(index)
     // Done here; the task waits for a pool thread to go on.
     task.move(to: .enqueued)
     return (result, task)

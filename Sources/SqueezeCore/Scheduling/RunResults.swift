@@ -1,21 +1,25 @@
 /// What a run did with each file, owned by `ParallelCompressor` and handed out at the end.
 struct RunResults: Sendable {
-  /// Files written (compressed, decompressed).
+  /// Files written (compressed, decompressed) or checked (`-t`).
   var done = 0
   /// Files whose output was already current (re-runs).
   var upToDate = 0
   /// Files that failed, in the order they failed, with the cause.
   var failures: [(path: RawPath, failure: FileFailure)] = []
-  /// Source bytes of the files written.
+  /// Source bytes of the files done.
   var bytesIn: Int64 = 0
-  /// Output bytes of the files written.
+  /// Output bytes of the files done (uncompressed bytes for `-t`).
   var bytesOut: Int64 = 0
   /// Source bytes of the up-to-date files.
   var bytesUpToDate: Int64 = 0
+  /// Sources removed (`--rm`).
+  var removed = 0
+  /// Sources kept because they have other hard links (`--rm` without `-f`).
+  var keptHardLinked = 0
+  /// Sources kept because they changed after they were read (`--rm`).
+  var keptChanged = 0
   /// True when a signal stopped the run early.
   var interrupted = false
-
-  init() {}
 
   /// Files that failed.
   var failed: Int { failures.count }
@@ -23,7 +27,12 @@ struct RunResults: Sendable {
 
 /// The outcome of one file, reported to `ParallelCompressor`.
 enum FileOutcome: Sendable {
-  case done(bytesIn: Int64, bytesOut: Int64)
+  /// Written and published; what became of the source with `--rm`.
+  case done(bytesIn: Int64, bytesOut: Int64, output: RawPath, removal: SourceRemoval.Result?)
+  /// The existing output is current.
   case upToDate(bytes: Int64)
+  /// Checked, nothing written (`-t`).
+  case verified(bytesIn: Int64, bytesOut: Int64)
+  /// Failed.
   case failed(FileFailure)
 }

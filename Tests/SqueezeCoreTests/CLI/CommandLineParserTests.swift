@@ -45,7 +45,7 @@ import Testing
   }
 
   @Test func doubleDashEndsOptionsAndDashIsAPath() throws {
-    let parsed = try options(["--", "-v", "-"])
+    let parsed = try options(["-c", "--", "-v", "-"])
     #expect(parsed.paths == ["-v", "-"])
     #expect(parsed.verbosity == .normal)
   }
@@ -75,7 +75,12 @@ import Testing
       error: .invalidValue("10", option: "--level <n>", reason: "expected a level from 1 to 9")
     ),
     (arguments: ["--quiet=yes", "x"], error: .unexpectedValue(option: "--quiet")),
-    (arguments: [], error: .missingArgument("<path> ...")),
+    (arguments: ["--rm", "-c", "x"], error: .conflict("--rm", "--stdout")),
+    (arguments: ["-c", "-o", "out", "x"], error: .conflict("--stdout", "--output")),
+    (arguments: ["--rm", "-k", "x"], error: .conflict("--rm", "--keep")),
+    (arguments: ["-t", "--rm", "x"], error: .conflict("--rm", "--test")),
+    (arguments: ["a", "-", "b"], error: .standardInputAmongPaths),
+    (arguments: ["--dry-run"], error: .missingArgument("<path> ...")),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
@@ -92,7 +97,7 @@ import Testing
     #expect(
       text == """
         Error: Unknown option '--x'
-        Usage: squeeze [<options>] <path> ...
+        Usage: squeeze [<options>] [<path> ...]
           See 'squeeze --help' for more information.
 
         """)
@@ -107,8 +112,11 @@ import Testing
       #expect(help.contains(option.label), "missing \(option.label)")
     }
     #expect(help.hasPrefix("OVERVIEW: "))
-    #expect(help.contains("\nUSAGE: squeeze [<options>] <path> ...\n"))
+    #expect(help.contains("\nUSAGE: squeeze [<options>] [<path> ...]\n"))
     #expect(help.contains("\nOPTIONS:\n"))
+    for group in OptionDefinition.Group.allCases {
+      #expect(help.contains("\n\(group.rawValue):\n"))
+    }
     // Help text starts at column 26 after a short label.
     let jobs = help.split(separator: "\n").first { $0.hasPrefix("  -j, --jobs <n>") }!
     #expect(String(jobs.prefix(26)) == "  -j, --jobs <n>          ")

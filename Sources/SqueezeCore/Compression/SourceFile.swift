@@ -1,0 +1,51 @@
+import Glibc
+
+/// A listed file opened for reading, checked to still be the file discovery listed.
+struct SourceFile {
+  /// The open descriptor (owned by the caller once returned).
+  let descriptor: Int32
+  /// Its status right after opening.
+  let status: FileStatus
+  /// Where it is.
+  let location: RelativeLocation
+
+  /// Opens file `index` of `list` without following a link that replaced it (`ELOOP`) and
+  /// without blocking on a FIFO that did (`O_NONBLOCK`), and checks it is the regular file
+  /// that was listed (same device and inode).
+  ///
+  /// - Throws: ``FileFailure``: vanished, became a link, not regular, replaced, unreadable.
+  static func open(index: Int, list: FileList, bases: BaseDirectories) throws(FileFailure)
+    -> SourceFile
+  {
+    let file = list.files[index]
+    let location = RelativeLocation(
+      base: bases.descriptor(list.root(of: file).base),
+      directory: list.relativePath(ofDirectory: file.directory), name: list.name(of: file))
+    let descriptor: Int32
+    do {
+      descriptor = try location.open(flags: O_RDONLY | O_NOCTTY | O_NONBLOCK).release()
+    } catch {
+      switch error.code {
+      case ENOENT: throw .vanished
+      case ELOOP: throw .becameSymbolicLink
+      default: throw .cannotOpen(error)
+      }
+    }
+    var raw = stat()
+    guard fstat(descriptor, &raw) == 0 else {
+      let error = SystemError.current
+      close(descriptor)
+      throw .cannotRead(error)
+    }
+    let status = FileStatus(raw)
+    guard status.kind == .regular else {
+      close(descriptor)
+      throw .notRegularFile(status.kind)
+    }
+    guard status.device == file.device && status.inode == file.inode else {
+      close(descriptor)
+      throw .replaced
+    }
+    return SourceFile(descriptor: descriptor, status: status, location: location)
+  }
+}

@@ -1,0 +1,101 @@
+import Glibc
+import Synchronization
+
+/// The zlib inflate stream and two buffers one decompression uses, reused from file to file.
+// @unchecked Sendable: a workspace is only ever used by one thread at a time. It is
+// reachable only through `DecoderPool.withWorkspace`, which removes it from the pool under the
+// pool's mutex, lends it to one synchronous closure (no suspension point inside), and puts it
+// back afterwards; no reference escapes the closure.
+final class DecodeWorkspace: @unchecked Sendable {
+  /// The reusable inflate stream.
+  let inflater: Inflater
+  /// Compressed bytes read from the source.
+  let input: UnsafeMutableRawBufferPointer
+  /// Decompressed bytes on their way to the output.
+  let output: UnsafeMutableRawBufferPointer
+
+  /// Bytes per read and per inflated chunk: 128 KiB.
+  static let bufferSize = 128 * 1024
+
+  init() throws(ZlibError) {
+    inflater = try Inflater()
+    input = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
+    output = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
+  }
+
+  deinit {
+    input.deallocate()
+    output.deallocate()
+  }
+}
+
+/// Lends ``DecodeWorkspace``s: at most one per decompression running at once.
+final class DecoderPool: Sendable {
+  private let idle = Mutex<[DecodeWorkspace]>([])
+
+  init() {}
+
+  /// Runs `body` with a workspace nobody else is using, then returns it to the pool.
+  ///
+  /// - Throws: ``FileFailure/zlib(_:)`` when a workspace cannot be created, or what `body`
+  ///   throws.
+  func withWorkspace<R>(
+    _ body: (DecodeWorkspace) throws(FileFailure) -> R
+  ) throws(FileFailure) -> R {
+    let workspace: DecodeWorkspace
+    if let reused = idle.withLock({ $0.popLast() }) {
+      workspace = reused
+    } else {
+      do {
+        workspace = try DecodeWorkspace()
+      } catch {
+        throw .zlib(error)
+      }
+    }
+    defer { idle.withLock { $0.append(workspace) } }
+    return try body(workspace)
+  }
+}
+
+/// Streams a whole gzip file through a ``GzipDecoder``.
+enum GzipFileReader {
+  /// Reads `descriptor` to its end, decoding every member and passing the uncompressed data
+  /// to `sink`.
+  ///
+  /// - Parameters:
+  ///   - progress: called with each count of compressed bytes read.
+  ///   - stop: checked between reads.
+  /// - Returns: the decoder, finished (its header, member count and totals).
+  /// - Throws: ``FileFailure``: `.badGzip` for the data's faults, `.cannotRead`, what `sink`
+  ///   throws, `.interrupted`.
+  static func decode(
+    _ descriptor: Int32, workspace: DecodeWorkspace, stop: AtomicFlag?,
+    progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+  ) throws(FileFailure) -> GzipDecoder {
+    var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
+    while true {
+      if stop?.isSet == true || Task.isCancelled { throw .interrupted }
+      let count = read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw .cannotRead(SystemError.current)
+      }
+      if count == 0 { break }
+      do throws(GzipStreamError<FileFailure>) {
+        try decoder.feed(UnsafeRawBufferPointer(rebasing: workspace.input[..<count]), sink: sink)
+      } catch {
+        switch error {
+        case .format(let format): throw .badGzip(format)
+        case .sink(let failure): throw failure
+        }
+      }
+      progress(count)
+    }
+    do {
+      try decoder.finish()
+    } catch {
+      throw .badGzip(error)
+    }
+    return decoder
+  }
+}

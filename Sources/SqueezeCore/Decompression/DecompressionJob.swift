@@ -1,0 +1,125 @@
+import Glibc
+
+/// Restores one gzip file (`-d`): every member decoded in turn into a temporary beside the
+/// output, checked (CRC-32 and ISIZE of each member), given the `.gz` file's permission bits
+/// and times (or, with `-N`, the name and time stored in the header, as gzip does), and
+/// handed to the publisher. Corrupt or truncated input fails with a clear error and leaves no
+/// output. An existing file is never overwritten without `-f`.
+enum DecompressionJob {
+  /// Decompresses file `index` of the run's list into a temporary.
+  ///
+  /// - Parameter progress: called with each count of compressed bytes read.
+  /// - Returns: what to hand the publisher.
+  /// - Throws: ``FileFailure`` naming the step and cause.
+  static func run(index: Int, context: JobContext, progress: (Int) -> Void) throws(FileFailure)
+    -> PreparedOutput
+  {
+    let list = context.list
+    let file = list.files[index]
+    let settings = context.settings
+    let source = try SourceFile.open(index: index, list: list, bases: context.bases)
+    defer { close(source.descriptor) }
+    guard var outputName = settings.plan.outputName(for: list.name(of: file)) else {
+      throw .unknownSuffix
+    }
+    var headerTime: Timestamp? = nil
+    if settings.usesHeaderNameAndTime {
+      let header = try readHeader(source.descriptor)
+      if let stored = header.name.map({ RawPath(bytes: $0) }), isSafeName(stored) {
+        outputName = stored
+      }
+      if header.modificationTime != 0 {
+        headerTime = Timestamp(seconds: Int64(header.modificationTime), nanoseconds: 0)
+      }
+    }
+    let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
+    let display = settings.plan.displayPath(named: outputName, of: file, in: list)
+    guard !outputName.isEmpty else { throw .unknownSuffix }
+    var replaces = false
+    do {
+      _ = try target.status()
+      guard settings.force else { throw FileFailure.outputAlreadyExists(display) }
+      replaces = true
+    } catch let error as FileFailure {
+      throw error
+    } catch let error as SystemError where error.code == ENOENT {
+      replaces = false
+    } catch {
+      throw .cannotCreateOutput(display, error as? SystemError ?? SystemError(code: EIO))
+    }
+    let output = try TemporaryOutput(
+      target: target, display: display, replacesExisting: replaces, namer: context.namer,
+      folderPermissions: list.permissions(ofDirectory: file.directory))
+    let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decode(
+        source.descriptor, workspace: workspace, stop: context.stop, progress: progress
+      ) { (chunk) throws(FileFailure) in
+        try output.write(chunk)
+      }
+    }
+    var after = stat()
+    if fstat(source.descriptor, &after) == 0
+      && (Int64(after.st_size) != source.status.size
+        || Timestamp(after.st_mtim) != source.status.modificationTime)
+    {
+      throw .changedWhileReading("it was modified during decompression")
+    }
+    var request = try output.finish(
+      metadataFrom: source.status, modificationTime: headerTime ?? source.status.modificationTime,
+      copiesOwnership: settings.copiesOwnership, publisher: context.publisher)
+    var removal: Removal? = nil
+    if settings.removesSources {
+      // Decoding checked every member's CRC-32 and ISIZE: the output is verified.
+      request.syncsAfterRename = true
+      removal = Removal(source: source.location, status: source.status)
+    }
+    return PreparedOutput(
+      request: request, bytesIn: decoder.offset, bytesOut: decoder.totalOutput,
+      outputDisplay: display, removal: removal)
+  }
+
+  /// The first member's header, read with `pread` (the file position stays at 0).
+  private static func readHeader(_ descriptor: Int32) throws(FileFailure) -> GzipHeader {
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    guard count >= 0 else { throw .cannotRead(SystemError.current) }
+    guard count > 0 else { throw .badGzip(.empty) }
+    switch buffer.withUnsafeBytes({
+      GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+    }) {
+    case .header(let header, _): return header
+    case .needMoreData:
+      throw .badGzip(
+        count < buffer.count ? .truncated(offset: Int64(count)) : .headerTooLong(offset: 0))
+    case .invalid(let error): throw .badGzip(error)
+    }
+  }
+
+  /// A stored name is used only when it is one plain component: no `/`, not `.` or `..`,
+  /// not empty, at most 255 bytes (a header must never steer output elsewhere).
+  static func isSafeName(_ name: RawPath) -> Bool {
+    !name.isEmpty && name.count <= 255 && !name.bytes.contains(UInt8(ascii: "/"))
+      && name != "." && name != ".."
+  }
+}
+
+/// Checks one gzip file (`-t`): every member's header, deflate data, CRC-32 and ISIZE,
+/// writing nothing.
+enum TestJob {
+  /// Tests file `index` of the run's list.
+  ///
+  /// - Returns: compressed and uncompressed byte counts.
+  /// - Throws: ``FileFailure`` naming the fault.
+  static func run(index: Int, context: JobContext, progress: (Int) -> Void) throws(FileFailure)
+    -> (bytesIn: Int64, bytesOut: Int64)
+  {
+    let source = try SourceFile.open(index: index, list: context.list, bases: context.bases)
+    defer { close(source.descriptor) }
+    let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decode(
+        source.descriptor, workspace: workspace, stop: context.stop, progress: progress
+      ) { _ in }
+    }
+    return (decoder.offset, decoder.totalOutput)
+  }
+}

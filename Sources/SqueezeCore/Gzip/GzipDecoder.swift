@@ -1,0 +1,160 @@
+/// Decodes gzip data (RFC 1952) as it streams in: one or more members, each a header, a raw
+/// deflate stream and a trailer whose CRC-32 and ISIZE are checked, optionally followed by
+/// zero bytes (tape padding, which gzip accepts). Anything else after a member is trailing
+/// garbage, an error. Memory stays bounded whatever the data expands to: output leaves in
+/// chunks of the caller's buffer as soon as it is inflated.
+///
+/// Used by `-d`, `-t`, `--rm`'s verification and the fuzz target; never trusts the input.
+struct GzipDecoder {
+  private enum State {
+    /// Collecting a member header.
+    case header
+    /// Inflating a member's deflate stream.
+    case body
+    /// Collecting a member's 8-byte trailer.
+    case trailer
+    /// After a complete member: another member, zero padding, or the end.
+    case betweenMembers
+    /// Zero padding after the last member: only zeros may follow.
+    case padding
+  }
+
+  private let inflater: Inflater
+  private let output: UnsafeMutableRawBufferPointer
+  private var state = State.header
+  private var pending: [UInt8] = []
+  private var crc = CRC32()
+  private var memberSize: UInt64 = 0
+
+  /// Compressed bytes consumed so far (for error positions).
+  private(set) var offset: Int64 = 0
+  /// Complete members decoded so far.
+  private(set) var members = 0
+  /// Uncompressed bytes produced so far, over all members.
+  private(set) var totalOutput: Int64 = 0
+  /// The first member's header, once read.
+  private(set) var firstHeader: GzipHeader? = nil
+
+  /// The longest header accepted (FEXTRA, FNAME and FCOMMENT together): 1 MiB.
+  static let maximumHeaderSize = 1 << 20
+
+  /// - Parameters:
+  ///   - inflater: the zlib stream to use (reset here).
+  ///   - output: the buffer decoded data passes through; its size is the chunk size.
+  init(inflater: Inflater, output: UnsafeMutableRawBufferPointer) {
+    self.inflater = inflater
+    self.output = output
+    inflater.reset()
+  }
+
+  /// Decodes `input`, passing each chunk of uncompressed data to `sink`.
+  ///
+  /// - Throws: ``GzipFormatError`` naming the fault and where it is, or what `sink` throws.
+  mutating func feed<E: Error>(
+    _ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws(E) -> Void
+  ) throws(GzipStreamError<E>) {
+    var position = 0
+    while position < input.count {
+      let rest = UnsafeRawBufferPointer(rebasing: input[position...])
+      switch state {
+      case .header:
+        // Take a little at a time (doubling), so a short header does not copy a whole
+        // chunk and a long one is parsed O(log n) times.
+        let taken = min(
+          rest.count, max(1024, pending.count), GzipDecoder.maximumHeaderSize + 16 - pending.count)
+        pending.append(contentsOf: rest[..<taken])
+        let parsed = pending.withUnsafeBytes { GzipHeader.parse($0) }
+        switch parsed {
+        case .needMoreData:
+          guard pending.count <= GzipDecoder.maximumHeaderSize else {
+            throw .format(.headerTooLong(offset: offset))
+          }
+          position += taken
+          offset += Int64(taken)
+        case .invalid(let error):
+          throw .format(members > 0 ? .trailingGarbage(offset: offset) : error)
+        case .header(let header, let length):
+          // Bytes of `rest` beyond the header belong to the body: give them back.
+          let fromRest = length - (pending.count - taken)
+          position += fromRest
+          offset += Int64(fromRest)
+          pending = []
+          if firstHeader == nil { firstHeader = header }
+          inflater.reset()
+          crc = CRC32()
+          memberSize = 0
+          state = .body
+        }
+      case .body:
+        let step: (consumed: Int, produced: Int, finished: Bool)
+        do {
+          step = try inflater.inflate(input: rest, output: output)
+        } catch {
+          throw .format(.corruptDeflateData(error, offset: offset))
+        }
+        position += step.consumed
+        offset += Int64(step.consumed)
+        if step.produced > 0 {
+          let chunk = UnsafeRawBufferPointer(rebasing: output[..<step.produced])
+          crc.update(chunk)
+          memberSize &+= UInt64(step.produced)
+          totalOutput += Int64(step.produced)
+          do {
+            try sink(chunk)
+          } catch {
+            throw .sink(error)
+          }
+        }
+        if step.finished { state = .trailer }
+      case .trailer:
+        let taken = min(rest.count, 8 - pending.count)
+        pending.append(contentsOf: rest[..<taken])
+        position += taken
+        offset += Int64(taken)
+        if pending.count == 8 {
+          let trailer = pending.withUnsafeBytes { GzipTrailer($0)! }
+          pending = []
+          guard trailer.crc == crc.value else {
+            throw .format(.crcMismatch(stored: trailer.crc, computed: crc.value))
+          }
+          let size = UInt32(truncatingIfNeeded: memberSize)
+          guard trailer.size == size else {
+            throw .format(.sizeMismatch(stored: trailer.size, computed: size))
+          }
+          members += 1
+          state = .betweenMembers
+        }
+      case .betweenMembers:
+        state = rest[0] == 0 ? .padding : .header
+      case .padding:
+        guard let nonzero = rest.firstIndex(where: { $0 != 0 }) else {
+          position = input.count
+          offset += Int64(rest.count)
+          continue
+        }
+        throw .format(.trailingGarbage(offset: offset + Int64(nonzero)))
+      }
+    }
+  }
+
+  /// Declares the end of the input.
+  ///
+  /// - Throws: ``GzipFormatError/empty`` for no input at all, `truncated` when the input
+  ///   stopped inside a member.
+  func finish() throws(GzipFormatError) {
+    switch state {
+    case .betweenMembers, .padding:
+      return
+    case .header where members == 0 && pending.isEmpty && offset == 0:
+      throw .empty
+    case .header, .body, .trailer:
+      throw .truncated(offset: offset)
+    }
+  }
+}
+
+/// A failure while decoding: the data's fault, or the sink's (writing the output).
+enum GzipStreamError<SinkError: Error>: Error {
+  case format(GzipFormatError)
+  case sink(SinkError)
+}

@@ -1,0 +1,112 @@
+import Glibc
+
+/// An output being written: a temporary file in the output's folder, created exclusively with
+/// mode 0600 (nobody reads a partial output), written, given its metadata, closed, and
+/// handed over as a ``Publisher/Request``. Dropped unfinished (any failure), it removes
+/// the temporary: no partial output is ever left under any name.
+final class TemporaryOutput {
+  /// The temporary's location.
+  let temporary: RelativeLocation
+  /// The final location.
+  let target: RelativeLocation
+  /// The final path, for messages.
+  let display: RawPath
+  /// Whether publishing replaces an existing file (one squeeze may replace).
+  let replacesExisting: Bool
+  /// The open temporary; -1 once closed.
+  private var descriptor: Int32
+  /// Bytes written so far.
+  private(set) var bytesWritten: Int64 = 0
+  private var handedOver = false
+
+  /// Creates the temporary beside `target`, creating missing folders of a mirror with
+  /// `folderPermissions`.
+  ///
+  /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
+  init(
+    target: RelativeLocation, display: RawPath, replacesExisting: Bool, namer: TemporaryNamer,
+    folderPermissions: UInt16
+  ) throws(FileFailure) {
+    self.target = target
+    self.display = display
+    self.replacesExisting = replacesExisting
+    temporary = target.sibling(named: namer.next())
+    let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY
+    do {
+      do throws(SystemError) {
+        descriptor = try temporary.open(flags: flags, permissions: 0o600).release()
+      } catch  where error.code == ENOENT && !temporary.directory.isEmpty {
+        try temporary.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
+        descriptor = try temporary.open(flags: flags, permissions: 0o600).release()
+      }
+    } catch {
+      throw .cannotCreateOutput(display, error)
+    }
+  }
+
+  deinit {
+    if descriptor >= 0 { close(descriptor) }
+    if !handedOver { try? temporary.remove() }
+  }
+
+  /// Appends `bytes`.
+  ///
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` (a full disk, a file-size limit).
+  func write(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
+    var offset = 0
+    while offset < bytes.count {
+      let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw .cannotWriteOutput(display, SystemError.current)
+      }
+      offset += count
+    }
+    bytesWritten += Int64(bytes.count)
+  }
+
+  /// Appends `bytes`.
+  ///
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
+  func write(_ bytes: [UInt8]) throws(FileFailure) {
+    // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
+    var failure: FileFailure? = nil
+    bytes.withUnsafeBytes { raw in
+      do throws(FileFailure) { try write(raw) } catch { failure = error }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Gives the output `status`'s owner and group (when `copiesOwnership`), its permission
+  /// bits without setuid and setgid, and its access time and `modificationTime`
+  /// (nanoseconds), as gzip does; closes it; and registers its file system with the
+  /// publisher. Failures to copy metadata are not fatal (gzip only warns): a wrong time only
+  /// makes the next run treat the output as stale.
+  ///
+  /// - Returns: the request to publish it.
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a write error.
+  func finish(
+    metadataFrom status: FileStatus, modificationTime: Timestamp, copiesOwnership: Bool,
+    publisher: Publisher
+  ) throws(FileFailure) -> Publisher.Request {
+    if copiesOwnership { _ = fchown(descriptor, status.userID, status.groupID) }
+    _ = fchmod(descriptor, mode_t(status.permissions & 0o1777))
+    var times = [status.accessTime.timespec, modificationTime.timespec]
+    _ = futimens(descriptor, &times)
+    var raw = stat()
+    guard fstat(descriptor, &raw) == 0 else {
+      throw .cannotWriteOutput(display, SystemError.current)
+    }
+    let device = UInt64(raw.st_dev)
+    publisher.registerFileSystem(device, using: descriptor)
+    let closing = descriptor
+    descriptor = -1
+    if close(closing) != 0 && errno != EINTR {
+      throw .cannotWriteOutput(display, SystemError.current)
+    }
+    handedOver = true
+    return Publisher.Request(
+      temporary: temporary, final: target, replacesExisting: replacesExisting, device: device,
+      syncsAfterRename: false)
+  }
+}
