@@ -93,7 +93,10 @@ final class CompressionJob {
       throw .cannotCreateOutput(display, error)
     }
     switch existing {
-    case .upToDate where !settings.force: return .upToDate(bytes: source.status.size)
+    // With --rm an up-to-date output is written again, so the source is removed only after an
+    // output this run made durable and verified.
+    case .upToDate where !settings.force && !settings.removesSources:
+      return .upToDate(bytes: source.status.size)
     case .foreign where !settings.force: throw .outputExists(display)
     default: break
     }

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import SqueezeCore
@@ -55,5 +56,57 @@ import Testing
     #expect(snapshot.filesFailed == 1)
     #expect(snapshot.messages == ["one"])
     #expect(feed.drain().messages.isEmpty)
+  }
+}
+
+@Suite struct ProgressReporterTests {
+  /// Reads what was written to the pipe so far.
+  static func drain(_ descriptor: Int32) -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = read(descriptor, &buffer, buffer.count)
+      if count <= 0 { break }
+      bytes.append(contentsOf: buffer[..<count])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  @MainActor
+  @Test func plainProgressWritesALineEveryIntervalForLogs() throws {
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)
+    defer {
+      close(ends[0])
+      close(ends[1])
+    }
+    _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+    let reporter = ProgressReporter(
+      style: .plain, output: TextOutput(descriptor: ends[1]), filesTotal: 10, bytesTotal: 1000,
+      startTime: MonotonicClock.now() - 1, plainInterval: 0)
+    #expect(reporter.display == .plain)
+    var snapshot = ProgressFeed.Snapshot()
+    snapshot.filesDone = 4
+    snapshot.bytesDone = 400
+    snapshot.messages = ["squeeze: x: an error"]
+    reporter.show(snapshot)
+    let text = Self.drain(ends[0])
+    #expect(text.contains("squeeze: x: an error\n"))
+    #expect(text.contains("squeeze: 4/10 files, 400 B/1.00 kB, "))
+    #expect(!text.contains("\u{1B}["), "no terminal control in plain lines")
+  }
+
+  @MainActor
+  @Test func theBarIsDrawnOnlyOnATerminal() {
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)
+    defer {
+      close(ends[0])
+      close(ends[1])
+    }
+    let reporter = ProgressReporter(
+      style: .auto, output: TextOutput(descriptor: ends[1]), filesTotal: 1, bytesTotal: 1,
+      startTime: MonotonicClock.now())
+    #expect(reporter.display == .none)
   }
 }

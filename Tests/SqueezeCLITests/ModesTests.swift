@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `-d`, `-t` and `-l` on files made by gzip, pigz and squeeze.
+@Suite(.serialized) struct ModesTests {
+  static func mtime(_ path: String) -> timespec {
+    var status = stat()
+    stat(path, &status)
+    return status.st_mtim
+  }
+
+  static func setTime(_ path: String, seconds: Int) {
+    var times = [
+      timespec(tv_sec: seconds, tv_nsec: 123_456_789),
+      timespec(tv_sec: seconds, tv_nsec: 123_456_789),
+    ]
+    utimensat(AT_FDCWD, path, &times, 0)
+  }
+
+  @Test func decompressesGzipPigzAndConcatenatedMembers() throws {
+    let folder = TemporaryFolder("decompress")
+    let one = TestData.text(200_000, seed: 1)
+    let two = TestData.random(70_000, seed: 2)
+    try folder.write("src/one.txt", one)
+    try folder.write("src/two.bin", two)
+    try folder.makeFolder("gz")
+    try Shell.sh(
+      "gzip -9 -c \(Shell.quote(folder.url("src/one.txt"))) > \(Shell.quote(folder.url("gz/by-gzip.txt.gz")))"
+    )
+    try Shell.sh(
+      "pigz -p 2 -c \(Shell.quote(folder.url("src/one.txt"))) > \(Shell.quote(folder.url("gz/by-pigz.txt.gz")))"
+    )
+    try Shell.sh(
+      "(gzip -c \(Shell.quote(folder.url("src/one.txt"))); gzip -c \(Shell.quote(folder.url("src/two.bin")))) > \(Shell.quote(folder.url("gz/both.bin.gz")))"
+    )
+    Self.setTime(folder.url("gz/by-gzip.txt.gz"), seconds: 1_500_000_000)
+    chmod(folder.url("gz/by-gzip.txt.gz"), 0o640)
+    let result = try SqueezeBinary.run(["-d", "-j", "3", "-o", folder.url("out"), folder.url("gz")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(try folder.read("out/by-gzip.txt") == one)
+    #expect(try folder.read("out/by-pigz.txt") == one)
+    #expect(try folder.read("out/both.bin") == one + two)
+    // Mode and time come from the .gz file, as gzip restores them.
+    var status = stat()
+    stat(folder.url("out/by-gzip.txt"), &status)
+    #expect(status.st_mode & 0o777 == 0o640)
+    #expect(status.st_mtim.tv_sec == 1_500_000_000 && status.st_mtim.tv_nsec == 123_456_789)
+    #expect(
+      FileManager.default.fileExists(atPath: folder.url("gz/by-gzip.txt.gz")), "inputs are kept")
+  }
+
+  @Test func aSqueezeRoundTripRestoresBytesModeAndNanosecondTime() throws {
+    let folder = TemporaryFolder("roundtrip-d")
+    let bytes = TestData.text(400_000, seed: 9)
+    try folder.write("in/deep/file.txt", bytes)
+    chmod(folder.url("in/deep/file.txt"), 0o604)
+    Self.setTime(folder.url("in/deep/file.txt"), seconds: 1_234_567_890)
+    #expect(try SqueezeBinary.run(["-o", folder.url("gz"), folder.url("in")]).status == 0)
+    #expect(try SqueezeBinary.run(["-d", "-o", folder.url("back"), folder.url("gz")]).status == 0)
+    #expect(try folder.read("back/deep/file.txt") == bytes)
+    var status = stat()
+    stat(folder.url("back/deep/file.txt"), &status)
+    #expect(status.st_mode & 0o777 == 0o604)
+    #expect(status.st_mtim.tv_sec == 1_234_567_890 && status.st_mtim.tv_nsec == 123_456_789)
+  }
+
+  @Test func nameAndTimeComeFromTheHeaderWithCapitalN() throws {
+    let folder = TemporaryFolder("capital-n")
+    try folder.write("in/original name.txt", Array("payload".utf8))
+    Self.setTime(folder.url("in/original name.txt"), seconds: 1_400_000_000)
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.makeFolder("renamed")
+    try FileManager.default.moveItem(
+      atPath: folder.url("in/original name.txt.gz"), toPath: folder.url("renamed/x.gz"))
+    #expect(try SqueezeBinary.run(["-d", "-N", folder.url("renamed")]).status == 0)
+    #expect(try folder.read("renamed/original name.txt") == Array("payload".utf8))
+    #expect(Self.mtime(folder.url("renamed/original name.txt")).tv_sec == 1_400_000_000)
+  }
+
+  @Test func corruptOrTruncatedInputFailsByNameAndLeavesNoOutput() throws {
+    let folder = TemporaryFolder("corrupt")
+    let good = try Shell.run("/bin/gzip", ["-c"], input: TestData.text(100_000, seed: 4)).stdout
+    try folder.write("gz/good.txt.gz", good)
+    try folder.write("gz/truncated.txt.gz", Array(good.prefix(good.count / 2)))
+    var flipped = good
+    flipped[good.count / 2] ^= 0x40
+    try folder.write("gz/flipped.txt.gz", flipped)
+    try folder.write("gz/notgzip.txt.gz", Array("plain text".utf8))
+    let result = try SqueezeBinary.run(["-d", folder.url("gz")])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("truncated.txt.gz: unexpected end of file at byte"))
+    #expect(result.stderrText.contains("notgzip.txt.gz: not in gzip format (bad magic number)"))
+    #expect(result.stderrText.contains("flipped.txt.gz: "))
+    #expect(
+      TemporaryFolder.files(in: folder.url("gz")).sorted() == [
+        "flipped.txt.gz", "good.txt", "good.txt.gz", "notgzip.txt.gz", "truncated.txt.gz",
+      ])
+  }
+
+  @Test func decompressingNeverOverwritesWithoutForce() throws {
+    let folder = TemporaryFolder("no-overwrite")
+    try folder.write("in/a.txt", Array("new".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.write("in/a.txt", Array("precious".utf8))
+    let refused = try SqueezeBinary.run(["-d", folder.url("in/a.txt.gz")])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderrText.contains(
+        "'\(folder.url("in/a.txt"))' already exists; not overwritten (use --force)"))
+    #expect(try folder.read("in/a.txt") == Array("precious".utf8))
+    #expect(try SqueezeBinary.run(["-d", "-f", folder.url("in/a.txt.gz")]).status == 0)
+    #expect(try folder.read("in/a.txt") == Array("new".utf8))
+  }
+
+  @Test func testModeNamesEachBadFileAndWritesNothing() throws {
+    let folder = TemporaryFolder("test-mode")
+    let data = TestData.text(300_000, seed: 5)
+    let good = try Shell.run("/bin/gzip", ["-c"], input: data).stdout
+    try folder.write("gz/good.gz", good)
+    try folder.write("gz/truncated.gz", Array(good.prefix(good.count - 100)))
+    var flipped = good
+    flipped[good.count / 3] ^= 0x10
+    try folder.write("gz/flipped.gz", flipped)
+    var crc = good
+    crc[good.count - 6] ^= 0x01
+    try folder.write("gz/crc.gz", crc)
+    var size = good
+    size[good.count - 2] ^= 0x01
+    try folder.write("gz/size.gz", size)
+    try folder.write("gz/padded.gz", good + [0, 0, 0, 0])
+    try folder.write("gz/garbage.gz", good + Array("trailing".utf8))
+    let before = TemporaryFolder.files(in: folder.url("gz"))
+    let result = try SqueezeBinary.run(["-t", folder.url("gz")])
+    #expect(result.status == 1)
+    let text = result.stderrText
+    #expect(text.contains("truncated.gz: unexpected end of file at byte"))
+    #expect(text.contains("flipped.gz: "))
+    #expect(text.contains("crc.gz: CRC-32 mismatch: trailer says"))
+    #expect(text.contains("size.gz: length mismatch: ISIZE says"))
+    #expect(
+      text.contains("garbage.gz: trailing garbage after the last gzip member at byte \(good.count)")
+    )
+    #expect(!text.contains("good.gz:"))
+    #expect(!text.contains("padded.gz:"), "zero padding is accepted, as gzip does")
+    #expect(TemporaryFolder.files(in: folder.url("gz")) == before, "-t writes nothing")
+    #expect(
+      try SqueezeBinary.run(["-t", folder.url("gz/good.gz"), folder.url("gz/padded.gz")]).status
+        == 0)
+  }
+
+  @Test func listPrintsGzipsTableAndTotals() throws {
+    let folder = TemporaryFolder("list")
+    try folder.write("in/a.txt", Array("hello\n".utf8))
+    try folder.write("in/b.txt", TestData.text(10_000, seed: 6))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    let result = try SqueezeBinary.run(["-l", folder.url("in")])
+    #expect(result.status == 0)
+    let lines = result.stdoutText.split(separator: "\n").map(String.init)
+    #expect(lines[0] == "         compressed        uncompressed  ratio uncompressed_name")
+    #expect(lines[1] == "                 32                   6 -33.3% a.txt")
+    #expect(lines[2].hasSuffix("% b.txt") && lines[2].contains(" 10000 "))
+    #expect(lines[3].hasSuffix("% (totals)"))
+    let json = try SqueezeBinary.run(["-l", "--json", folder.url("in")])
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [[String: Any]])
+    #expect(files.count == 2)
+    #expect((files[0]["uncompressed"] as? NSNumber)?.intValue == 6)
+    #expect(((object["totals"] as? [String: Any])?["compressed"] as? NSNumber)?.intValue ?? 0 > 32)
+  }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// Re-runs (spec §4) and `--rm`.
+@Suite(.serialized) struct ReRunAndRemoveTests {
+  static func identity(_ path: String) -> (inode: UInt, seconds: Int, nanoseconds: Int, change: Int)
+  {
+    var status = stat()
+    stat(path, &status)
+    return (status.st_ino, status.st_mtim.tv_sec, status.st_mtim.tv_nsec, status.st_ctim.tv_nsec)
+  }
+
+  @Test func aSecondRunOverAnUnchangedFolderWritesNothing() throws {
+    let folder = TemporaryFolder("rerun")
+    for index in 0..<20 {
+      try folder.write("in/d\(index % 3)/f\(index).txt", TestData.text(3000 + index * 100))
+    }
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    let outputs = TemporaryFolder.files(in: folder.url("in")).filter { $0.hasSuffix(".gz") }
+    #expect(outputs.count == 20)
+    let before = outputs.map { Self.identity(folder.url("in/\($0)")) }
+    let again = try SqueezeBinary.run(["--json", folder.url("in")])
+    #expect(again.status == 0)
+    let after = outputs.map { Self.identity(folder.url("in/\($0)")) }
+    #expect(before.map(\.inode) == after.map(\.inode), "no output was replaced")
+    #expect(before.map(\.change) == after.map(\.change), "no output was touched")
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(again.stdout)) as? [String: Any])
+    let files = try #require(summary["files"] as? [String: Any])
+    #expect((files["upToDate"] as? NSNumber)?.intValue == 20)
+    #expect((files["compressed"] as? NSNumber)?.intValue == 0)
+  }
+
+  @Test func aStaleOutputIsReplacedAndAForeignOneLeftAlone() throws {
+    let folder = TemporaryFolder("stale")
+    try folder.write("in/changes.txt", Array("first version".utf8))
+    try folder.write("in/other.txt", Array("other".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.write("in/changes.txt", Array("second, longer version".utf8))
+    // Something that is not the output of other.txt sits at its output path.
+    try folder.write("in/other.txt.gz", Array("my own file".utf8))
+    let result = try SqueezeBinary.run([folder.url("in")])
+    #expect(result.status == 1)
+    #expect(
+      result.stderrText.contains(
+        "'\(folder.url("in/other.txt.gz"))' already exists and is not squeeze's output of this file; not overwritten (use --force)"
+      ))
+    #expect(
+      try SystemGzip.decompress(folder.url("in/changes.txt.gz"))
+        == Array("second, longer version".utf8))
+    #expect(try folder.read("in/other.txt.gz") == Array("my own file".utf8))
+    #expect(try SqueezeBinary.run(["-f", folder.url("in")]).status == 0)
+    #expect(try SystemGzip.decompress(folder.url("in/other.txt.gz")) == Array("other".utf8))
+  }
+
+  @Test func removeDeletesOriginalsOnlyAfterAVerifiedOutputAndKeepsFailures() throws {
+    let folder = TemporaryFolder("rm")
+    try folder.write("in/a.log", TestData.text(50_000, seed: 1))
+    try folder.write("in/sub/b.log", TestData.text(500_000, seed: 2))
+    try folder.write("in/blocked.log", Array("blocked".utf8))
+    // A foreign file at blocked.log's output path makes that one file fail.
+    try folder.write("in/blocked.log.gz", Array("not an output".utf8))
+    let result = try SqueezeBinary.run(["--rm", "--block-size", "64K", "-v", folder.url("in")])
+    #expect(result.status == 1)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/a.log")))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/sub/b.log")))
+    #expect(try SystemGzip.decompress(folder.url("in/a.log.gz")) == TestData.text(50_000, seed: 1))
+    #expect(
+      try SystemGzip.decompress(folder.url("in/sub/b.log.gz")) == TestData.text(500_000, seed: 2))
+    #expect(
+      try folder.read("in/blocked.log") == Array("blocked".utf8), "a failed file keeps its original"
+    )
+    #expect(result.stderrText.contains("in/a.log: removed"))
+  }
+
+  @Test func hardLinkedOriginalsAreKeptUnlessForced() throws {
+    let folder = TemporaryFolder("rm-links")
+    try folder.write("in/linked.txt", Array("shared".utf8))
+    try folder.makeFolder("elsewhere")
+    link(folder.url("in/linked.txt"), folder.url("elsewhere/second-name.txt"))
+    let kept = try SqueezeBinary.run(["--rm", folder.url("in")])
+    #expect(kept.status == 0)
+    #expect(
+      kept.stderrText.contains("in/linked.txt: has 2 hard links; kept (use --force to remove it)"))
+    #expect(FileManager.default.fileExists(atPath: folder.url("in/linked.txt")))
+    #expect(try SystemGzip.decompress(folder.url("in/linked.txt.gz")) == Array("shared".utf8))
+    let forced = try SqueezeBinary.run(["--rm", "-f", folder.url("in")])
+    #expect(forced.status == 0)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/linked.txt")))
+    #expect(try folder.read("elsewhere/second-name.txt") == Array("shared".utf8))
+  }
+
+  @Test func decompressWithRemoveDeletesTheGzipFiles() throws {
+    let folder = TemporaryFolder("d-rm")
+    try folder.write("in/a.txt", Array("aaa".utf8))
+    #expect(try SqueezeBinary.run(["--rm", folder.url("in")]).status == 0)
+    #expect(TemporaryFolder.files(in: folder.url("in")) == ["a.txt.gz"])
+    #expect(try SqueezeBinary.run(["-d", "--rm", folder.url("in")]).status == 0)
+    #expect(TemporaryFolder.files(in: folder.url("in")) == ["a.txt"])
+    #expect(try folder.read("in/a.txt") == Array("aaa".utf8))
+  }
+
+  @Test func dryRunChangesNothing() throws {
+    let folder = TemporaryFolder("dry")
+    try folder.write("in/a.txt", Array("a".utf8))
+    try folder.write("in/b.txt", Array("b".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in/a.txt")]).status == 0)
+    let before = (try FileManager.default.subpathsOfDirectory(atPath: folder.path)).sorted()
+    let inodes = before.map { ReRunAndRemoveTests.identity(folder.url($0)) }
+    let result = try SqueezeBinary.run([
+      "--dry-run", "--rm", "-o", folder.url("mirror"), folder.url("in"),
+    ])
+    #expect(result.status == 0)
+    #expect(
+      result.stderrText.contains(
+        "would compress: \(folder.url("in/a.txt")) → \(folder.url("mirror/a.txt.gz"))"))
+    #expect(result.stderrText.contains("would remove: \(folder.url("in/b.txt"))"))
+    #expect(
+      result.stderrText.contains(
+        "would skip: \(folder.url("in/a.txt.gz")) (already has a compressed suffix)"))
+    #expect(result.stderrText.contains("nothing was changed"))
+    let after = (try FileManager.default.subpathsOfDirectory(atPath: folder.path)).sorted()
+    #expect(before == after)
+    #expect(
+      inodes.map(\.change) == after.map { ReRunAndRemoveTests.identity(folder.url($0)).change })
+    let beside = try SqueezeBinary.run(["--dry-run", folder.url("in")])
+    #expect(beside.stderrText.contains("up to date: \(folder.url("in/a.txt"))"))
+    #expect(
+      beside.stderrText.contains(
+        "would compress: \(folder.url("in/b.txt")) → \(folder.url("in/b.txt.gz"))"))
+  }
+}
+
+/// Metadata carried to outputs (spec §4).
+@Suite(.serialized) struct MetadataTests {
+  @Test func ownerAndGroupAreCarriedAsRootAndSetuidNever() throws {
+    guard geteuid() == 0 else { return }
+    let folder = TemporaryFolder("owner")
+    try folder.write("in/owned.txt", Array("owned by nobody".utf8))
+    chown(folder.url("in/owned.txt"), 65534, 65534)
+    chmod(folder.url("in/owned.txt"), 0o6754)
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    var status = stat()
+    stat(folder.url("in/owned.txt.gz"), &status)
+    #expect(status.st_uid == 65534 && status.st_gid == 65534)
+    #expect(status.st_mode & 0o7777 == 0o754, "setuid and setgid are dropped")
+    try FileManager.default.removeItem(atPath: folder.url("in/owned.txt"))
+    #expect(try SqueezeBinary.run(["-d", folder.url("in")]).status == 0)
+    stat(folder.url("in/owned.txt"), &status)
+    #expect(status.st_uid == 65534 && status.st_gid == 65534)
+    #expect(status.st_mode & 0o7777 == 0o754)
+  }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `-c` and standard input, block-parallel, as gzip's streams.
+@Suite(.serialized) struct StreamTests {
+  @Test func standardInputRoundTripsThroughPipes() throws {
+    let data = TestData.text(700_000, seed: 11)
+    let compressed = try SqueezeBinary.run(["--block-size", "64K", "-j", "3"], input: data)
+    #expect(compressed.status == 0, "\(compressed.stderrText)")
+    #expect(try Shell.run("/bin/gzip", ["-dc"], input: compressed.stdout).stdout == data)
+    let restored = try SqueezeBinary.run(["-d"], input: compressed.stdout)
+    #expect(restored.status == 0)
+    #expect(restored.stdout == data)
+    let viaDash = try SqueezeBinary.run(["-dc", "-"], input: compressed.stdout)
+    #expect(viaDash.stdout == data)
+  }
+
+  @Test func aTarPipelineWorks() throws {
+    let folder = TemporaryFolder("tar")
+    for index in 0..<30 {
+      try folder.write("tree/f\(index).txt", TestData.text(5000, seed: UInt64(index)))
+    }
+    let result = try Shell.sh(
+      "tar -C \(Shell.quote(folder.path)) -c tree | \(Shell.quote(SqueezeBinary.path)) > \(Shell.quote(folder.url("tree.tar.gz"))) && mkdir \(Shell.quote(folder.url("x"))) && \(Shell.quote(SqueezeBinary.path)) -dc \(Shell.quote(folder.url("tree.tar.gz"))) | tar -C \(Shell.quote(folder.url("x"))) -x"
+    )
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(try folder.read("x/tree/f7.txt") == TestData.text(5000, seed: 7))
+  }
+
+  @Test func stdoutWithFilesWritesConcatenatedMembersAndKeepsThem() throws {
+    let folder = TemporaryFolder("cat")
+    try folder.write("a.txt", Array("alpha\n".utf8))
+    try folder.write("b.txt", Array("beta\n".utf8))
+    let result = try SqueezeBinary.run(["-c", folder.url("a.txt"), folder.url("b.txt")])
+    #expect(result.status == 0)
+    #expect(
+      try Shell.run("/bin/gzip", ["-dc"], input: result.stdout).stdout
+        == Array("alpha\nbeta\n".utf8))
+    #expect(TemporaryFolder.files(in: folder.path) == ["a.txt", "b.txt"])
+    let missing = try SqueezeBinary.run(["-c", folder.url("nope.txt"), folder.url("a.txt")])
+    #expect(missing.status == 1)
+    #expect(
+      try Shell.run("/bin/gzip", ["-dc"], input: missing.stdout).stdout == Array("alpha\n".utf8))
+  }
+
+  @Test func aFileCompressesToTheSameBytesThroughTheStreamAndTheFolderPath() throws {
+    let folder = TemporaryFolder("same")
+    try folder.write("in/big.txt", TestData.text(900_000, seed: 3))
+    #expect(try SqueezeBinary.run(["--block-size", "64K", folder.url("in")]).status == 0)
+    let streamed = try SqueezeBinary.run(["-c", "--block-size", "64K", folder.url("in/big.txt")])
+    #expect(streamed.stdout == (try folder.read("in/big.txt.gz")))
+  }
+
+  @Test func corruptStandardInputIsStatusOne() throws {
+    let result = try SqueezeBinary.run(["-t"], input: Array("not gzip at all".utf8))
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("(standard input): not in gzip format (bad magic number)"))
+  }
+}

@@ -1,0 +1,147 @@
+import CZlib
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SqueezeCore
+
+@Suite struct GzipDecoderTests {
+  /// A gzip member made by zlib itself (independent of squeeze's writer).
+  static func member(_ data: [UInt8], name: String? = nil) -> [UInt8] {
+    var header = GzipHeader(
+      name: name.map { Array($0.utf8) }, modificationTime: nil, level: .default
+    ).encoded
+    var bound = compressBound(UInt(data.count)) + 64
+    var raw = [UInt8](repeating: 0, count: Int(bound))
+    // zlib's compress2 writes a zlib stream: 2-byte header, deflate, 4-byte Adler-32.
+    _ = data.withUnsafeBufferPointer { input in
+      compress2(&raw, &bound, input.baseAddress, UInt(data.count), 6)
+    }
+    let deflate = Array(raw[2..<(Int(bound) - 4)])
+    var crc = CRC32()
+    data.withUnsafeBytes { crc.update($0) }
+    header += deflate
+    header += GzipTrailer(crc: crc.value, uncompressedSize: Int64(data.count)).encoded
+    return header
+  }
+
+  /// Decodes `bytes` fed in pieces of `piece` bytes.
+  static func decode(_ bytes: [UInt8], piece: Int = 7) throws -> (
+    data: [UInt8], decoder: GzipDecoder
+  ) {
+    let inflater = try Inflater()
+    let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 8)
+    defer { output.deallocate() }
+    var decoder = GzipDecoder(inflater: inflater, output: output)
+    var data: [UInt8] = []
+    var start = 0
+    while start < bytes.count {
+      let end = min(bytes.count, start + piece)
+      try bytes[start..<end].withUnsafeBytes { chunk in
+        try decoder.feed(chunk) { (out: UnsafeRawBufferPointer) throws(FileFailure) in
+          data.append(contentsOf: out)
+        }
+      }
+      start = end
+    }
+    try decoder.finish()
+    return (data, decoder)
+  }
+
+  static func formatError(_ bytes: [UInt8]) -> GzipFormatError? {
+    do {
+      _ = try decode(bytes, piece: 4096)
+      return nil
+    } catch let error as GzipStreamError<FileFailure> {
+      if case .format(let format) = error { return format }
+      return nil
+    } catch let error as GzipFormatError {
+      return error
+    } catch {
+      return nil
+    }
+  }
+
+  @Test(arguments: [1, 7, 4096])
+  func decodesConcatenatedMembersFedInAnyPieces(piece: Int) throws {
+    let first = TestData.text(5000, seed: 1)
+    let second = TestData.random(3000, seed: 2)
+    let (data, decoder) = try Self.decode(
+      Self.member(first, name: "a") + Self.member(second), piece: piece)
+    #expect(data == first + second)
+    #expect(decoder.members == 2)
+    #expect(decoder.firstHeader?.name == Array("a".utf8))
+  }
+
+  @Test func acceptsZeroPaddingAfterTheLastMember() throws {
+    let (data, _) = try Self.decode(Self.member(Array("abc".utf8)) + [0, 0, 0, 0])
+    #expect(data == Array("abc".utf8))
+  }
+
+  @Test func reportsEachKindOfDamage() {
+    let good = Self.member(TestData.text(20000, seed: 3))
+    #expect(Self.formatError([]) == .empty)
+    #expect(
+      Self.formatError(Array(good.prefix(good.count - 3)))
+        == .truncated(offset: Int64(good.count - 3)))
+    #expect(Self.formatError(Array(good.prefix(5))) == .truncated(offset: 5))
+    var badMagic = good
+    badMagic[1] = 0x8C
+    #expect(Self.formatError(badMagic) == .badMagic)
+    var badFlags = good
+    badFlags[3] = 0x80
+    #expect(Self.formatError(badFlags) == .reservedFlags(0x80))
+    var badCRC = good
+    badCRC[good.count - 8] ^= 0xFF
+    guard case .crcMismatch = Self.formatError(badCRC) else {
+      Issue.record("CRC mismatch not found")
+      return
+    }
+    var badSize = good
+    badSize[good.count - 1] ^= 0x01
+    guard case .sizeMismatch = Self.formatError(badSize) else {
+      Issue.record("ISIZE mismatch not found")
+      return
+    }
+    var flipped = good
+    flipped[40] ^= 0x55
+    switch Self.formatError(flipped) {
+    case .corruptDeflateData, .crcMismatch, .sizeMismatch, .truncated: break
+    case let other: Issue.record("a flipped deflate byte gave \(String(describing: other))")
+    }
+    #expect(
+      Self.formatError(good + Array("junk".utf8)) == .trailingGarbage(offset: Int64(good.count)))
+    #expect(Self.formatError(good + [0, 0, 7]) == .trailingGarbage(offset: Int64(good.count + 2)))
+  }
+
+  @Test func refusesAHeaderLongerThanOneMebibyte() {
+    var bytes: [UInt8] = [0x1F, 0x8B, 8, 0x08, 0, 0, 0, 0, 0, 3]
+    bytes += [UInt8](repeating: 0x41, count: (1 << 20) + 100)
+    guard case .headerTooLong = Self.formatError(bytes) else {
+      Issue.record("a 1 MiB name was accepted")
+      return
+    }
+  }
+
+  @Test func aDecompressionBombStreamsInBoundedChunks() throws {
+    // 16 MiB of zeros compresses to ~16 KiB; decoding it never holds more than a chunk.
+    let zeros = [UInt8](repeating: 0, count: 16 << 20)
+    let bomb = Self.member(zeros)
+    #expect(bomb.count < 200_000)
+    let inflater = try Inflater()
+    let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    defer { output.deallocate() }
+    var decoder = GzipDecoder(inflater: inflater, output: output)
+    var largest = 0
+    var total = 0
+    try bomb.withUnsafeBytes { raw in
+      try decoder.feed(raw) { (chunk: UnsafeRawBufferPointer) throws(FileFailure) in
+        largest = max(largest, chunk.count)
+        total += chunk.count
+      }
+    }
+    try decoder.finish()
+    #expect(total == zeros.count)
+    #expect(largest <= 1 << 16)
+  }
+}
