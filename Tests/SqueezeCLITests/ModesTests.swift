@@ -159,8 +159,8 @@ import Testing
     #expect(result.status == 0)
     let lines = result.stdoutText.split(separator: "\n").map(String.init)
     #expect(lines[0] == "         compressed        uncompressed  ratio uncompressed_name")
-    #expect(lines[1] == "                 32                   6 -33.3% a.txt")
-    #expect(lines[2].hasSuffix("% b.txt") && lines[2].contains(" 10000 "))
+    #expect(lines[1] == "                 32                   6 -33.3% \(folder.url("in/a.txt"))")
+    #expect(lines[2].hasSuffix("% \(folder.url("in/b.txt"))") && lines[2].contains(" 10000 "))
     #expect(lines[3].hasSuffix("% (totals)"))
     let json = try SqueezeBinary.run(["-l", "--json", folder.url("in")])
     let object = try #require(
@@ -169,5 +169,107 @@ import Testing
     #expect(files.count == 2)
     #expect((files[0]["uncompressed"] as? NSNumber)?.intValue == 6)
     #expect(((object["totals"] as? [String: Any])?["compressed"] as? NSNumber)?.intValue ?? 0 > 32)
+  }
+}
+
+/// What the first new-user tryout found in the modes, kept as tests.
+@Suite(.serialized) struct ModesEdgeTests {
+  @Test func listDecodesWholeFilesLikeGzip112() throws {
+    let folder = TemporaryFolder("list-exact")
+    let one = try Shell.run("/bin/gzip", ["-c"], input: Array("one\n".utf8)).stdout
+    let two = try Shell.run("/bin/gzip", ["-c"], input: Array("second member\n".utf8)).stdout
+    try folder.write("both.gz", one + two)
+    let listed = try SqueezeBinary.run(["-l", folder.url("both.gz")])
+    #expect(listed.status == 0)
+    #expect(
+      listed.stdoutText.split(separator: "\n")[1].contains(" 18 "),
+      "both members counted: \(listed.stdoutText)")
+    let long = try Shell.run("/bin/gzip", ["-c"], input: TestData.text(100_000, seed: 1)).stdout
+    try folder.write("cut.gz", Array(long.prefix(20_000)))
+    let cut = try SqueezeBinary.run(["-l", folder.url("cut.gz")])
+    #expect(cut.status == 1)
+    #expect(cut.stderrText.contains("cut.gz: unexpected end of file"))
+  }
+
+  @Test func resultsThatCannotBeWrittenAreAFailure() throws {
+    let folder = TemporaryFolder("dev-full")
+    try folder.write("in/a.txt", Array("a".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    let list = try Shell.sh(
+      "\(Shell.quote(SqueezeBinary.path)) -l \(Shell.quote(folder.url("in"))) > /dev/full")
+    #expect(list.status == 1)
+    #expect(
+      list.stderrText.contains("cannot write the list to standard output: No space left on device"))
+    let json = try Shell.sh(
+      "\(Shell.quote(SqueezeBinary.path)) --json -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in"))) > /dev/full"
+    )
+    #expect(json.status == 1)
+    #expect(json.stderrText.contains("cannot write the --json summary to standard output"))
+  }
+
+  @Test func streamsBehaveLikeGzipsAndZcats() throws {
+    let folder = TemporaryFolder("streams-like-gzip")
+    try folder.write("plain.txt", Array("not compressed\n".utf8))
+    let passThrough = try SqueezeBinary.run(["-dcf", folder.url("plain.txt")])
+    #expect(passThrough.status == 0)
+    #expect(
+      passThrough.stdout == Array("not compressed\n".utf8),
+      "-dcf passes other data through, as zcat -f")
+    try folder.write("x.gz", try Shell.run("/bin/gzip", ["-c"], input: Array("x".utf8)).stdout)
+    let twice = try SqueezeBinary.run(["-c", folder.url("x.gz")])
+    #expect(
+      try Shell.run("/bin/gzip", ["-dc"], input: twice.stdout).stdout == (try folder.read("x.gz")),
+      "-c compresses a .gz file, as gzip -c")
+    #expect(
+      try SqueezeBinary.run(["-r", "-o", folder.url("out"), folder.url("plain.txt")]).status == 0,
+      "-r is accepted")
+  }
+
+  @Test func aPseudoFileCompressesThroughTheFolderPathToo() throws {
+    let folder = TemporaryFolder("proc")
+    let result = try SqueezeBinary.run(["-o", folder.url("out"), "/proc/self/status"])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let text = String(
+      decoding: try SystemGzip.decompress(folder.url("out/status.gz")), as: UTF8.self)
+    #expect(text.hasPrefix("Name:"))
+  }
+
+  @Test func theOutputFolderAsTheInputIsAFailure() throws {
+    let folder = TemporaryFolder("same-folder")
+    try folder.write("d/a", Array("a".utf8))
+    let result = try SqueezeBinary.run(["-o", folder.url("d"), folder.url("d")])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("is the output folder (-o); nothing in it is compressed"))
+  }
+
+  @Test func aNamedPipeOrDeviceArgumentIsIgnoredWithAWarning() throws {
+    let folder = TemporaryFolder("fifo-arg")
+    mkfifo(folder.url("pipe"), 0o644)
+    let result = try SqueezeBinary.run([folder.url("pipe")])
+    #expect(result.status == 0)
+    #expect(
+      result.stderrText.contains("pipe: is a named pipe, not a regular file or folder; ignored"))
+  }
+
+  @Test func whatSitsAtTheOutputPathIsNamedClearly() throws {
+    let folder = TemporaryFolder("in-the-way")
+    try folder.write("in/y", Array("y".utf8))
+    try folder.makeFolder("in/y.gz")
+    let folderInTheWay = try SqueezeBinary.run(["-f", folder.url("in")])
+    #expect(folderInTheWay.status == 1)
+    #expect(
+      folderInTheWay.stderrText.contains("'\(folder.url("in/y.gz"))' is a folder; not replaced"))
+    try folder.write("src/sub/q", Array("q".utf8))
+    try folder.makeFolder("elsewhere")
+    try folder.makeFolder("out")
+    symlink(folder.url("elsewhere"), folder.url("out/sub"))
+    let linked = try SqueezeBinary.run(["-o", folder.url("out"), folder.url("src")])
+    #expect(linked.status == 1)
+    #expect(
+      linked.stderrText.contains(
+        "a folder on the way to '\(folder.url("out/sub/q.gz"))' is a symbolic link"))
+    #expect(
+      TemporaryFolder.files(in: folder.url("elsewhere")).isEmpty, "nothing written through the link"
+    )
   }
 }

@@ -69,6 +69,11 @@ public enum SystemGzip {
   public struct GzipFailure: Error, CustomStringConvertible {
     /// The command and what gzip printed.
     public var message: String
+
+    /// A failure with `message`.
+    public init(message: String) {
+      self.message = message
+    }
     /// Same as ``message``.
     public var description: String { message }
   }

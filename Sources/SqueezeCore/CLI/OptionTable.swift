@@ -143,10 +143,14 @@ enum OptionTable {
         guard let seconds = ValueParsers.duration(value) else {
           throw .invalidValue(
             value, option: spelling,
-            reason: "expected a duration with a unit, such as 90s, 30m, 12h or 7d")
+            reason: "expected a positive duration with a unit, such as 90s, 30m, 12h or 7d")
         }
         options.olderThan = seconds
       }),
+    OptionDefinition(
+      group: .selection, short: "r", long: "recursive",
+      help: "Accepted for gzip habits: folders are always walked recursively.",
+      apply: { _, _, _ in }),
     OptionDefinition(
       group: .selection, short: nil, long: "follow-symlinks",
       help: "Follow symbolic links (by default they are skipped and reported).",
@@ -216,7 +220,8 @@ enum OptionTable {
         }),
       OptionDefinition(
         group: .compression, short: nil, long: "block-size", valueLabel: "size",
-        help: "Split files larger than <size> into blocks compressed in parallel (K, M suffixes).",
+        help:
+          "Split files larger than <size> into blocks compressed in parallel (32K to 64M; K, M suffixes).",
         defaultValue: "128K",
         apply: { options, value, spelling throws(UsageError) in
           guard let size = ValueParsers.size(value), size >= BlockLayout.minimumBlockSize,

@@ -23,6 +23,11 @@ struct JSONSummary {
     }
   }
 
+  /// `value` rounded to `decimals` decimals, as a number JSON prints without float noise.
+  static func rounded(_ value: Double, _ decimals: Int) -> NSDecimalNumber {
+    NSDecimalNumber(string: ByteFormat.fixed(value, decimals))
+  }
+
   /// The object, as one line of JSON with sorted keys.
   var text: String {
     var skipped: [String: Int] = [:]
@@ -49,15 +54,16 @@ struct JSONSummary {
       "files": files,
       "bytesIn": results.bytesIn,
       "bytesOut": results.bytesOut,
-      "ratio": results.bytesIn > 0 ? Double(results.bytesOut) / Double(results.bytesIn) : NSNull(),
-      "wallSeconds": wallSeconds,
-      "cpuSeconds": cpuSeconds,
+      "ratio": results.bytesIn > 0
+        ? Self.rounded(Double(results.bytesOut) / Double(results.bytesIn), 4) : NSNull(),
+      "wallSeconds": Self.rounded(wallSeconds, 3),
+      "cpuSeconds": Self.rounded(cpuSeconds, 3),
       "jobs": jobs,
       "level": Int(level.value),
       "isolation": isolation.rawValue,
       "hangs": hangs.hangs,
       "microhangs": hangs.microhangs,
-      "worstLagMs": hangs.worstLag * 1000,
+      "worstLagMs": Self.rounded(hangs.worstLag * 1000, 3),
     ]
     let data =
       (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))

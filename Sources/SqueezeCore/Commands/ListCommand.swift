@@ -1,12 +1,13 @@
 import Glibc
 
-/// `squeeze -l`: a table like `gzip -l` (compressed size, uncompressed size, ratio, name)
+/// `squeeze -l`: a table like gzip's `-l` (compressed size, uncompressed size, ratio, name)
 /// with a totals row, or the same as JSON with `--json`.
 ///
-/// As in gzip, the uncompressed size is the last member's ISIZE (the size modulo 2^32), read
-/// from the trailer without decompressing, and the ratio leaves out the header and trailer
-/// bytes: `(uncompressed - (compressed - header - 8)) / uncompressed`. Unlike gzip, the
-/// totals row subtracts every file's header, not only the last one's.
+/// As gzip 1.12 does, each file is decoded to the end, so the uncompressed size is exact
+/// (multi-member files, files over 4 GiB) and a damaged file is an error, not a made-up row.
+/// The ratio leaves out header and trailer bytes:
+/// `(uncompressed - (compressed - headers - trailers)) / uncompressed`. The name column is
+/// the path the file would decompress to (with `-N`, the name stored in its header).
 struct ListCommand {
   let options: Options
 
@@ -14,13 +15,13 @@ struct ListCommand {
   struct Entry: Equatable {
     /// The `.gz` file as displayed.
     var path: RawPath
-    /// The name it decompresses to (suffix removed, or with `-N` the name in the header).
+    /// The path it decompresses to.
     var name: RawPath
     /// The file's size in bytes.
     var compressed: Int64
-    /// The last member's ISIZE.
+    /// The uncompressed size in bytes, over all members.
     var uncompressed: Int64
-    /// Header and trailer bytes of the first member.
+    /// Header and trailer bytes of all members.
     var overhead: Int64
   }
 
@@ -28,11 +29,14 @@ struct ListCommand {
   @MainActor
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
+    let decoders = DecoderPool()
     var entries: [Entry] = []
     var failed = false
     if options.readsStandardInput {
       do throws(FileFailure) {
-        entries.append(try Self.entry(reading: 0, path: "(standard input)", name: "stdout"))
+        entries.append(
+          try Self.entry(decoding: 0, path: "(standard input)", name: "stdout", decoders: decoders)
+            .entry)
       } catch {
         stderr.write("squeeze: (standard input): \(error)\n")
         failed = true
@@ -52,99 +56,62 @@ struct ListCommand {
         stderr.write("squeeze: \(failure)\n")
         failed = true
       }
+      if options.verbosity > .quiet {
+        for warning in found.warnings { stderr.write("squeeze: \(warning)\n") }
+      }
       let list = found.files
       for index in list.files.indices {
         let file = list.files[index]
         let path = list.displayPath(of: file)
-        let stripped =
+        let name =
           OutputPlan.decompressedName(of: list.name(of: file), suffix: options.suffix)
           ?? list.name(of: file)
         do throws(FileFailure) {
-          let source = try SourceFile.open(index: index, list: list, bases: bases)
+          let source = try SourceFile.open(
+            index: index, list: list, bases: bases,
+            symlinks: options.followSymlinks ? .always : .never)
           defer { close(source.descriptor) }
           var entry = try Self.entry(
-            reading: source.descriptor, path: path, name: stripped, size: source.status.size)
-          if options.headerNameAndTime == true, let stored = try? Self.storedName(source.descriptor)
-          {
-            entry.name = stored
+            decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
+            decoders: decoders)
+          if options.headerNameAndTime == true, let stored = entry.storedName {
+            entry.entry.name = Self.sibling(of: path, named: stored)
           }
-          entries.append(entry)
+          entries.append(entry.entry)
         } catch {
           stderr.write("squeeze: \(path.displayString): \(error)\n")
           failed = true
         }
       }
     }
-    TextOutput.standardOutput.write(options.json ? Self.json(entries) : Self.table(entries))
-    return failed ? .failure : .success
+    let text = options.json ? Self.json(entries) : Self.table(entries)
+    let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
+    return failed || !written ? .failure : .success
   }
 
-  /// Reads the header and trailer of a regular file (`size` given), or the whole stream.
-  static func entry(reading descriptor: Int32, path: RawPath, name: RawPath, size: Int64? = nil)
-    throws(FileFailure) -> Entry
-  {
-    var head = [UInt8](repeating: 0, count: 64 * 1024)
-    var tail = [UInt8](repeating: 0, count: 8)
-    var total: Int64 = 0
-    var headCount = 0
-    if let size {
-      headCount = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-      guard headCount >= 0 else { throw .cannotRead(SystemError.current) }
-      if size >= 8 {
-        let count = tail.withUnsafeMutableBytes {
-          pread(descriptor, $0.baseAddress, 8, off_t(size - 8))
-        }
-        guard count == 8 else { throw .cannotRead(SystemError.current) }
+  /// Decodes a whole gzip stream and measures it.
+  ///
+  /// - Throws: ``FileFailure`` for a damaged or unreadable file.
+  static func entry(
+    decoding descriptor: Int32, path: RawPath, name: RawPath, decoders: DecoderPool
+  ) throws(FileFailure) -> (entry: Entry, storedName: RawPath?) {
+    let decoder = try decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decode(descriptor, workspace: workspace, stop: nil, progress: { _ in }) {
+        _ in
       }
-      total = size
-    } else {
-      // A stream: keep the beginning and the last 8 bytes.
-      var window: [UInt8] = []
-      var chunk = [UInt8](repeating: 0, count: 128 * 1024)
-      while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0 {
-          if errno == EINTR { continue }
-          throw .cannotRead(SystemError.current)
-        }
-        if count == 0 { break }
-        if headCount < head.count {
-          let take = min(count, head.count - headCount)
-          head.replaceSubrange(headCount..<(headCount + take), with: chunk[..<take])
-          headCount += take
-        }
-        window = Array((window + chunk[..<count]).suffix(8))
-        total += Int64(count)
-      }
-      if window.count == 8 { tail = window }
     }
-    guard total > 0 else { throw .badGzip(.empty) }
-    let parsed = head.withUnsafeBytes {
-      GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<headCount]))
-    }
-    let headerLength: Int
-    switch parsed {
-    case .header(_, let length): headerLength = length
-    case .needMoreData: throw .badGzip(.truncated(offset: Int64(headCount)))
-    case .invalid(let error): throw .badGzip(error)
-    }
-    guard total >= Int64(headerLength) + 8 else { throw .badGzip(.truncated(offset: total)) }
-    let trailer = tail.withUnsafeBytes { GzipTrailer($0)! }
-    return Entry(
-      path: path, name: name, compressed: total, uncompressed: Int64(trailer.size),
-      overhead: Int64(headerLength) + 8)
+    let stored = decoder.firstHeader?.name.map { RawPath(bytes: $0) }
+    return (
+      Entry(
+        path: path, name: name, compressed: decoder.offset, uncompressed: decoder.totalOutput,
+        overhead: decoder.overheadBytes),
+      stored.flatMap { DecompressionJob.isSafeName($0) ? $0 : nil }
+    )
   }
 
-  /// The name stored in the first header, if any and safe to use.
-  static func storedName(_ descriptor: Int32) throws -> RawPath? {
-    var head = [UInt8](repeating: 0, count: 64 * 1024)
-    let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-    guard count > 0,
-      case .header(let header, _) = head.withUnsafeBytes({
-        GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]))
-      }), let name = header.name.map({ RawPath(bytes: $0) }), DecompressionJob.isSafeName(name)
-    else { return nil }
-    return name
+  /// `name` in the folder of `path` as displayed (`dir/a.gz` → `dir/a`, `a.gz` → `a`).
+  static func sibling(of path: RawPath, named name: RawPath) -> RawPath {
+    path.bytes.contains(UInt8(ascii: "/")) ? path.parent.appending(name) : name
   }
 
   /// gzip's ratio: the share of the uncompressed size saved, header and trailer left out.

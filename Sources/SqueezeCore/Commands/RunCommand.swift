@@ -65,12 +65,23 @@ struct RunCommand {
         }
       } else {
         do {
-          let (base, identity) = try OutputFolder.prepare(output, bases: bases, namer: namer)
+          let (base, identity) = try OutputFolder.prepare(output, bases: bases)
           destination = .mirror(base: base, path: output)
           discoveryOptions.excludedFolders.insert(identity)
         } catch {
           stderr.write("squeeze: \(error)\n")
           _ = diagnostics.end(files: 0, results: RunResults())
+          if options.json {
+            var discovery = DiscoveryResult()
+            discovery.failures = [DiscoveryFailure(path: output, cause: error.description)]
+            _ = writeJSON(
+              JSONSummary(
+                mode: options.mode, results: RunResults(), discovery: discovery, jobs: 0,
+                level: options.level, isolation: options.isolation,
+                wallSeconds: MonotonicClock.now() - startTime,
+                cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
+                dryRun: options.dryRun))
+          }
           return .failure
         }
       }
@@ -91,11 +102,12 @@ struct RunCommand {
     }
     stderr.write(early)
 
-    var settings = CompressionSettings(
-      plan: OutputPlan(
-        destination: destination,
-        naming: operation == .compress ? .addSuffix(options.suffix) : .removeSuffix(options.suffix))
-    )
+    var plan = OutputPlan(
+      destination: destination,
+      naming: operation == .compress ? .addSuffix(options.suffix) : .removeSuffix(options.suffix))
+    plan.besideSymlinks = options.followSymlinks ? .inFolders : .never
+    var settings = CompressionSettings(plan: plan)
+    settings.followsSymlinks = options.followSymlinks
     settings.operation = operation
     settings.level = options.level
     settings.force = options.force
@@ -106,21 +118,21 @@ struct RunCommand {
     if options.dryRun {
       let plan = DryRun(settings: settings, list: list, bases: bases)
       let counts = plan.print(skipped: discovery.skipped, to: stderr)
+      var written = true
       if options.json {
         var results = RunResults()
         results.done = counts.would
         results.upToDate = counts.upToDate
-        TextOutput.standardOutput.write(
+        written = writeJSON(
           JSONSummary(
             mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-            level: options.level,
-            isolation: options.isolation, wallSeconds: MonotonicClock.now() - startTime,
+            level: options.level, isolation: options.isolation,
+            wallSeconds: MonotonicClock.now() - startTime,
             cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
-            dryRun: true
-          ).text)
+            dryRun: true))
       }
       _ = diagnostics.end(files: 0, results: RunResults())
-      return discovery.failures.isEmpty ? .success : .failure
+      return discovery.failures.isEmpty && written ? .success : .failure
     }
 
     var configuration = ParallelCompressor.Configuration(
@@ -133,6 +145,7 @@ struct RunCommand {
         settings.plan.displayPath(of: list.files[index], in: list), otherSource: other)
     }
     configuration.verbose = options.verbosity == .verbose
+    configuration.quiet = options.verbosity == .quiet
     let filesTotal = list.files.count - duplicates.count
     let feed = ProgressFeed()
     let reporter = ProgressReporter(
@@ -165,17 +178,21 @@ struct RunCommand {
       interrupted || options.verbosity == .verbose
       || (options.verbosity == .normal && (stderr.isTerminal || options.progress == .plain))
     if showSummary { stderr.write(summary.line + "\n") }
+    var written = true
     if options.json {
-      TextOutput.standardOutput.write(
+      written = writeJSON(
         JSONSummary(
           mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-          level: options.level,
-          isolation: options.isolation, wallSeconds: wall, cpuSeconds: cpu, hangs: hangs,
-          dryRun: false
-        ).text)
+          level: options.level, isolation: options.isolation, wallSeconds: wall, cpuSeconds: cpu,
+          hangs: hangs, dryRun: false))
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }
-    return summary.failed > 0 ? .failure : .success
+    return summary.failed > 0 || !written ? .failure : .success
+  }
+
+  /// Prints the `--json` object on stdout; reports (and returns false) when it cannot.
+  private func writeJSON(_ summary: JSONSummary) -> Bool {
+    TextOutput.standardOutput.writeReporting(summary.text, what: "the --json summary")
   }
 
   /// The `--include`, `--exclude`, `--older-than` and `--shard` selection.

@@ -24,21 +24,25 @@ struct RunSummary: Sendable {
     var parts: [String] = []
     let files = results.done == 1 ? "1 file" : "\(ByteFormat.count(results.done)) files"
     let sizes = "\(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
+    let done = results.done > 0
     switch operation {
     case .compress:
       parts.append(
-        "\(files) compressed, \(sizes) (\(savedPercent(results.bytesIn, results.bytesOut)) saved)")
+        done
+          ? "\(files) compressed, \(sizes) (\(savedPercent(results.bytesIn, results.bytesOut)) saved)"
+          : "\(files) compressed")
     case .decompress:
-      parts.append("\(files) decompressed, \(sizes)")
+      parts.append(done ? "\(files) decompressed, \(sizes)" : "\(files) decompressed")
     case .test:
-      parts.append("\(files) tested OK, \(sizes)")
+      parts.append(done ? "\(files) tested OK, \(sizes)" : "\(files) tested")
     }
     parts.append(ByteFormat.seconds(wallSeconds))
     let rate = wallSeconds > 0 ? Double(results.bytesIn) / wallSeconds : 0
     parts.append("\(ByteFormat.format(Int64(rate)))/s")
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
     if results.removed > 0 {
-      parts.append("\(ByteFormat.count(results.removed)) originals removed")
+      parts.append(
+        "\(ByteFormat.count(results.removed)) original\(results.removed == 1 ? "" : "s") removed")
     }
     if results.keptHardLinked > 0 {
       parts.append("\(ByteFormat.count(results.keptHardLinked)) hard-linked originals kept")

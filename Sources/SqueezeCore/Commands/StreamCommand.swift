@@ -21,6 +21,10 @@ struct StreamCommand {
       stderr.write("squeeze: compressed data not written to a terminal; use -f to force\n")
       return .failure
     }
+    if options.mode != .compress && options.readsStandardInput && isatty(0) == 1 && !options.force {
+      stderr.write("squeeze: compressed data not read from a terminal; use -f to force\n")
+      return .failure
+    }
     var failed = false
     let inputs = try? await inputsToRead()
     guard let inputs else { return .failure }
@@ -77,7 +81,8 @@ struct StreamCommand {
         continue
       }
       var discoveryOptions = DiscoveryOptions()
-      discoveryOptions.wanted = options.mode == .compress ? .uncompressed : .compressedOrNamed
+      // As gzip -c: every file named is compressed, a .gz one too.
+      discoveryOptions.wanted = options.mode == .compress ? .anything : .compressedOrNamed
       discoveryOptions.suffix = options.suffix
       discoveryOptions.followSymlinks = options.followSymlinks
       discoveryOptions.oneFileSystem = options.oneFileSystem
@@ -94,7 +99,9 @@ struct StreamCommand {
       for index in found.files.files.indices {
         let display = found.files.displayPath(of: found.files.files[index])
         do throws(FileFailure) {
-          let source = try SourceFile.open(index: index, list: found.files, bases: bases)
+          let source = try SourceFile.open(
+            index: index, list: found.files, bases: bases,
+            symlinks: options.followSymlinks ? .always : .never)
           // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
           _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
           inputs.append(
@@ -109,6 +116,38 @@ struct StreamCommand {
       }
     }
     return inputs
+  }
+
+  /// False when the input is a file whose first bytes are not gzip's magic number (`-dcf`
+  /// passes such a file through). Pipes cannot be looked at without consuming them: they
+  /// count as gzip.
+  static func startsWithGzipMagic(_ descriptor: Int32) -> Bool {
+    var magic: (UInt8, UInt8) = (0, 0)
+    let count = withUnsafeMutableBytes(of: &magic) { pread(descriptor, $0.baseAddress, 2, 0) }
+    guard count >= 0 else { return true }
+    return count == 0 || (count == 2 && magic == (0x1F, 0x8B))
+  }
+
+  /// Copies `input` to `writer` unchanged.
+  static func copy(_ input: Int32, to writer: DescriptorWriter) throws(FileFailure) {
+    var buffer = [UInt8](repeating: 0, count: 128 * 1024)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw .cannotRead(SystemError.current)
+      }
+      if count == 0 { return }
+      var failure: FileFailure? = nil
+      buffer.withUnsafeBytes { raw in
+        do throws(FileFailure) {
+          try writer.write(UnsafeRawBufferPointer(rebasing: raw[..<count]))
+        } catch {
+          failure = error
+        }
+      }
+      if let failure { throw failure }
+    }
   }
 
   /// Compresses, decompresses or tests one input into standard output.
@@ -131,6 +170,11 @@ struct StreamCommand {
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
       let writes = options.mode == .decompress
+      if writes && options.force && !Self.startsWithGzipMagic(input.descriptor) {
+        // As zcat -f: data that is not gzip passes through unchanged.
+        try Self.copy(input.descriptor, to: writer)
+        return
+      }
       _ = try DecoderPool().withWorkspace { (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
           input.descriptor, workspace: workspace, stop: stop, progress: { _ in }

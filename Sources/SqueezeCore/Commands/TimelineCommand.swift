@@ -27,6 +27,10 @@ struct TimelineCommand {
     let output = options.resolvedOutput
     let renderer = TimelineRenderer(data: data)
     let isHTML = output.hasSuffix(Array(".html".utf8)) || output.hasSuffix(Array(".htm".utf8))
+    guard isHTML || output.hasSuffix(Array(".svg".utf8)) else {
+      stderr.write("squeeze: \(output.displayString): the picture must be .svg or .html\n")
+      return .failure
+    }
     let document = isHTML ? renderer.html() : renderer.svg()
     do {
       try writeAtomically(Array(document.utf8), to: output)
@@ -38,7 +42,7 @@ struct TimelineCommand {
   }
 
   private func readWholeFile(_ path: RawPath) throws(SystemError) -> [UInt8] {
-    let descriptor = try FileDescriptor.open(path, flags: O_RDONLY, followSymlinks: true)
+    let descriptor = try FileDescriptor.open(path, flags: O_RDONLY, symlinks: .always)
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
@@ -60,7 +64,7 @@ struct TimelineCommand {
     let folder = path.parent
     let temporary = folder.appending(TemporaryNamer().next())
     let descriptor = try FileDescriptor.open(
-      temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, followSymlinks: true)
+      temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .always)
     do throws(SystemError) {
       try descriptor.writeAll(bytes)
       try descriptor.sync()

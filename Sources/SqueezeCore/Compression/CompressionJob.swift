@@ -11,6 +11,20 @@ struct JobContext: Sendable {
   let workspaces: WorkspacePool
   let decoders: DecoderPool
   let stop: AtomicFlag
+  /// Removes stale temporaries from output folders of a mirror.
+  let cleaner: TemporaryCleaner
+
+  /// Creates the temporary for `target` (after cleaning the folder of a mirror of stale
+  /// temporaries, once per folder and run).
+  func temporaryOutput(
+    for target: RelativeLocation, display: RawPath, replacesExisting: Bool,
+    folderPermissions: UInt16
+  ) throws(FileFailure) -> TemporaryOutput {
+    if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
+    return try TemporaryOutput(
+      target: target, display: display, replacesExisting: replacesExisting, namer: namer,
+      folderPermissions: folderPermissions)
+  }
 }
 
 /// One file being compressed: its open source and its temporary output. Owned by the one
@@ -76,7 +90,8 @@ final class CompressionJob {
     let file = list.files[index]
     let name = list.name(of: file)
     let settings = context.settings
-    let source = try SourceFile.open(index: index, list: list, bases: context.bases)
+    let source = try SourceFile.open(
+      index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
     var keepInput = false
     defer { if !keepInput { close(source.descriptor) } }
 
@@ -98,10 +113,11 @@ final class CompressionJob {
     case .upToDate where !settings.force && !settings.removesSources:
       return .upToDate(bytes: source.status.size)
     case .foreign where !settings.force: throw .outputExists(display)
+    case .inTheWay(let kind): throw .outputInTheWay(display, kind)
     default: break
     }
-    let output = try TemporaryOutput(
-      target: target, display: display, replacesExisting: existing != .absent, namer: context.namer,
+    let output = try context.temporaryOutput(
+      for: target, display: display, replacesExisting: existing != .absent,
       folderPermissions: list.permissions(ofDirectory: file.directory))
     let header = GzipHeader(
       name: settings.usesHeaderNameAndTime ? name.bytes : nil,
@@ -151,7 +167,8 @@ final class CompressionJob {
     }
     return PreparedOutput(
       request: request, bytesIn: bytesRead, bytesOut: output.bytesWritten,
-      outputDisplay: output.display, removal: removal)
+      outputDisplay: output.display, removal: removal,
+      recheck: Recheck(target: output.target, sourceName: source.name, source: before))
   }
 
   /// Fails when the source changed while it was read: its size or modification time now
@@ -160,7 +177,9 @@ final class CompressionJob {
     var raw = stat()
     guard fstat(input, &raw) == 0 else { throw .cannotRead(SystemError.current) }
     let after = FileStatus(raw)
-    if bytesRead != before.size {
+    // A size of 0 with content is a file whose size the kernel does not know (/proc); any
+    // other difference means the file changed.
+    if bytesRead != before.size && !(before.size == 0 && after.size == 0) {
       throw .changedWhileReading(
         "it was \(before.size) bytes when opened, \(bytesRead) bytes could be read")
     }

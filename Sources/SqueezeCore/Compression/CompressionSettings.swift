@@ -29,6 +29,12 @@ struct CompressionSettings: Sendable {
   var copiesOwnership = geteuid() == 0
   /// Remove each source once its output is durable and verified (`--rm`).
   var removesSources = false
+  /// Follow symbolic links to sources (`--follow-symlinks`), and through linked folders to
+  /// outputs written beside them.
+  var followsSymlinks = false
+
+  /// Which links opening a source may follow.
+  var sourceSymlinks: SymlinkPolicy { followsSymlinks ? .always : .never }
 
   init(plan: OutputPlan) {
     self.plan = plan

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
 /// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").
 ///
@@ -23,6 +25,10 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case outputNameTooLong(RawPath, bytes: Int)
   /// Something that is not squeeze's output of this file sits at the output path.
   case outputExists(RawPath)
+  /// Something else appeared at the output path while the output was being written.
+  case outputAppeared(RawPath)
+  /// A folder (or device, pipe, socket) sits at the output path: never replaced.
+  case outputInTheWay(RawPath, FileKind)
   /// Two selected files map to the same output path (with `-o` and several arguments).
   case outputCollision(RawPath, otherSource: RawPath)
   /// The temporary output could not be created (or its folder).
@@ -59,6 +65,11 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
       "output name '\(path.displayString)' would be \(bytes) bytes, over the 255-byte limit of the file system"
     case .outputExists(let path):
       "'\(path.displayString)' already exists and is not squeeze's output of this file; not overwritten (use --force)"
+    case .outputInTheWay(let path, let kind): "'\(path.displayString)' is \(kind); not replaced"
+    case .outputAppeared(let path):
+      "'\(path.displayString)' appeared while this output was being written and is not an up-to-date output of this file; not overwritten"
+    case .cannotCreateOutput(let path, let error) where error.code == ELOOP:
+      "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
       "output '\(path.displayString)' is also the output of '\(other.displayString)'; not compressed"
     case .cannotCreateOutput(let path, let error): "cannot create '\(path.displayString)': \(error)"

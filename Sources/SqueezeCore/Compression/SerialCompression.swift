@@ -2,10 +2,14 @@ import Glibc
 
 extension CompressionJob {
   /// Compresses the whole file on the calling thread, block after block, reading
-  /// sequentially; memory is one workspace however big the file is.
+  /// sequentially until the end of the file; memory is one workspace however big the file
+  /// is.
   ///
   /// Used for files of one block, and for every file in the `main-actor`, `actor` and
-  /// `detached` isolation modes; produces the same bytes as the parallel path.
+  /// `detached` isolation modes; produces the same bytes as the parallel path. It reads to
+  /// the end rather than to the size `fstat` gave, so files whose size the kernel does not
+  /// know (`/proc`) compress as they do through `-c`; growth of a regular file is still
+  /// caught by ``finish(bytesRead:crc:)``.
   ///
   /// - Parameters:
   ///   - workspace: the zlib stream and buffers to use.
@@ -16,26 +20,37 @@ extension CompressionJob {
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
     let dictionaryEnd = BlockLayout.dictionarySize
+    let blockSize = workspace.blockSize
     let output = workspace.output
     var used = header.count
     header.withUnsafeBytes { output.copyMemory(from: $0) }
     var crc = CRC32()
     var bytesRead: Int64 = 0
     var dictionaryLength = 0
-    for index in 0..<layout.count {
+    // One byte read ahead tells whether a full block is the last one.
+    var carried: UInt8? = nil
+    while true {
       if context.stop.isSet || Task.isCancelled { throw .interrupted }
-      let expected = layout.range(of: index).count
       let block = UnsafeMutableRawBufferPointer(
-        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + Int(expected))])
-      let count = try readBlock(into: block)
-      guard count == expected else {
-        throw .changedWhileReading(
-          "it shrank to \(bytesRead + Int64(count)) bytes while being read")
+        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + blockSize)])
+      var count = 0
+      if let byte = carried {
+        block[0] = byte
+        count = 1
+        carried = nil
       }
-      let data = UnsafeRawBufferPointer(block)
+      count += try readBlock(into: UnsafeMutableRawBufferPointer(rebasing: block[count...]))
+      var isLast = count < blockSize
+      if !isLast {
+        var next: UInt8 = 0
+        let extra = try withUnsafeMutableBytes(of: &next) { (raw) throws(FileFailure) in
+          try readBlock(into: raw)
+        }
+        if extra == 1 { carried = next } else { isLast = true }
+      }
+      let data = UnsafeRawBufferPointer(rebasing: block[..<count])
       crc.update(data)
       bytesRead += Int64(count)
-      let isLast = index == layout.count - 1
       do {
         used += try workspace.deflater.deflateBlock(
           data,
@@ -45,19 +60,17 @@ extension CompressionJob {
       } catch {
         throw .zlib(error)
       }
-      if !isLast {
-        try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
-        used = 0
-        // The block's last 32 KiB become the next block's dictionary.
-        dictionaryLength = min(count, BlockLayout.dictionarySize)
-        let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
-        UnsafeMutableRawBufferPointer(
-          rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
-        ).copyMemory(from: tail)
-      }
       if count > 0 { progress(count) }
+      if isLast { break }
+      try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
+      used = 0
+      // The block's last 32 KiB become the next block's dictionary.
+      dictionaryLength = min(count, BlockLayout.dictionarySize)
+      let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
+      UnsafeMutableRawBufferPointer(
+        rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
+      ).copyMemory(from: tail)
     }
-    try checkEndOfFile(workspace: workspace)
     // Header (for a one-block file) and last block go out in one write.
     try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
     return try finish(bytesRead: bytesRead, crc: crc.value)
@@ -76,14 +89,6 @@ extension CompressionJob {
       total += count
     }
     return total
-  }
-
-  /// Fails when reading on finds more bytes: the file grew while it was read.
-  private func checkEndOfFile(workspace: CompressionWorkspace) throws(FileFailure) {
-    let probe = UnsafeMutableRawBufferPointer(rebasing: workspace.input[..<1])
-    if try readBlock(into: probe) > 0 {
-      throw .changedWhileReading("it grew past \(layout.length) bytes while being read")
-    }
   }
 
   /// Compresses block `index` of the file open as `descriptor`, reading it and its

@@ -14,13 +14,14 @@ struct SourceFile {
   /// that was listed (same device and inode).
   ///
   /// - Throws: ``FileFailure``: vanished, became a link, not regular, replaced, unreadable.
-  static func open(index: Int, list: FileList, bases: BaseDirectories) throws(FileFailure)
-    -> SourceFile
-  {
+  static func open(
+    index: Int, list: FileList, bases: BaseDirectories, symlinks: SymlinkPolicy = .never
+  ) throws(FileFailure) -> SourceFile {
     let file = list.files[index]
     let location = RelativeLocation(
       base: bases.descriptor(list.root(of: file).base),
-      directory: list.relativePath(ofDirectory: file.directory), name: list.name(of: file))
+      directory: list.relativePath(ofDirectory: file.directory), name: list.name(of: file),
+      symlinks: symlinks)
     let descriptor: Int32
     do {
       descriptor = try location.open(flags: O_RDONLY | O_NOCTTY | O_NONBLOCK).release()

@@ -17,7 +17,8 @@ enum DecompressionJob {
     let list = context.list
     let file = list.files[index]
     let settings = context.settings
-    let source = try SourceFile.open(index: index, list: list, bases: context.bases)
+    let source = try SourceFile.open(
+      index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
     defer { close(source.descriptor) }
     guard var outputName = settings.plan.outputName(for: list.name(of: file)) else {
       throw .unknownSuffix
@@ -47,8 +48,8 @@ enum DecompressionJob {
     } catch {
       throw .cannotCreateOutput(display, error as? SystemError ?? SystemError(code: EIO))
     }
-    let output = try TemporaryOutput(
-      target: target, display: display, replacesExisting: replaces, namer: context.namer,
+    let output = try context.temporaryOutput(
+      for: target, display: display, replacesExisting: replaces,
       folderPermissions: list.permissions(ofDirectory: file.directory))
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
@@ -113,7 +114,9 @@ enum TestJob {
   static func run(index: Int, context: JobContext, progress: (Int) -> Void) throws(FileFailure)
     -> (bytesIn: Int64, bytesOut: Int64)
   {
-    let source = try SourceFile.open(index: index, list: context.list, bases: context.bases)
+    let source = try SourceFile.open(
+      index: index, list: context.list, bases: context.bases,
+      symlinks: context.settings.sourceSymlinks)
     defer { close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(

@@ -30,7 +30,7 @@ final class TaskLog: TaskEventSink, Sendable {
     self.path = path
     self.startTime = startTime
     descriptor = try FileDescriptor.open(
-      path, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644, followSymlinks: true
+      path, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644, symlinks: .always
     ).release()
   }
 

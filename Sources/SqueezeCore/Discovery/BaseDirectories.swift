@@ -29,7 +29,7 @@ final class BaseDirectories: Sendable {
   func open(_ path: RawPath) throws(SystemError) -> Int {
     if let index = state.withLock({ $0.indexByPath[path] }) { return index }
     let descriptor = try FileDescriptor.open(
-      path, flags: O_RDONLY | O_DIRECTORY, followSymlinks: true)
+      path, flags: O_RDONLY | O_DIRECTORY, symlinks: .always)
     let raw = descriptor.release()
     return state.withLock { state in
       if let index = state.indexByPath[path] {

@@ -12,6 +12,8 @@ struct DiscoveryOptions: Sendable {
     /// Files to test or list (`-t`, `-l`): compressed names in folders, and any file named
     /// as an argument.
     case compressedOrNamed
+    /// Every regular file (`-c`: gzip compresses even a `.gz` file to standard output).
+    case anything
   }
 
   /// Which files are wanted.
@@ -30,12 +32,9 @@ struct DiscoveryOptions: Sendable {
   var recordsSkippedPaths = false
   /// Remove stale temporaries of killed runs met on the way.
   var removesStaleTemporaries = true
-
-  init() {}
-
 }
 
-/// A path discovery could not handle: the run goes on, but the exit status will be 1.
+/// A path discovery could not handle, or a word about an argument.
 struct DiscoveryFailure: Sendable, Error, CustomStringConvertible {
   /// The path, as displayed.
   var path: RawPath
@@ -53,10 +52,11 @@ struct DiscoveryResult: Sendable {
   var skipCounts: [SkipReason: Int] = [:]
   /// Each skipped path and why (only with ``DiscoveryOptions/recordsSkippedPaths``).
   var skipped: [(path: RawPath, reason: SkipReason)] = []
-  /// Arguments that do not exist, folders that cannot be read, and the like.
+  /// Arguments that do not exist, folders that cannot be read, and the like: failures.
   var failures: [DiscoveryFailure] = []
-  /// Arguments skipped with a word to the user (a named file with the wrong suffix), as
-  /// gzip warns: printed, but not failures.
+  /// Words to the user that are not failures: an argument that is not a regular file or has
+  /// the wrong suffix (skipped, as gzip warns), a followed link that leads outside its
+  /// argument.
   var warnings: [DiscoveryFailure] = []
   /// Stale temporaries of killed runs that were removed.
   var staleTemporariesRemoved = 0
@@ -65,25 +65,26 @@ struct DiscoveryResult: Sendable {
   var skippedCount: Int { skipCounts.values.reduce(0, +) }
 }
 
-/// Walks the arguments and lists the regular files to compress, recursively, without
-/// following symbolic links (spec §4, "Skips").
+/// Walks the arguments and lists the regular files to work on, recursively, without following
+/// symbolic links unless asked (spec §4, "Skips").
 ///
 /// Each folder is opened relative to its argument's open folder, read completely with
-/// `readdir` (using `d_type`, so a file costs one `fstatat` and nothing else), sorted by
-/// name, and closed before its subfolders are walked: only one folder is open at a time
-/// however deep the tree, so a 1,000-level tree works under a small `ulimit -n`.
+/// `readdir` (a file costs one `fstatat`), sorted by name, and closed before its subfolders
+/// are walked: only one folder is open at a time however deep the tree, so a 1,000-level
+/// tree works under a small `ulimit -n`. With `--follow-symlinks` every folder and file is
+/// taken once (by device and inode), so link loops end, and links that lead outside their
+/// argument are reported.
 struct Discovery {
   let options: DiscoveryOptions
   let bases: BaseDirectories
   let namer: TemporaryNamer
   var result = DiscoveryResult()
+  /// Files already taken, by identity (`--follow-symlinks` only).
+  private var seenFiles: Set<FileIdentity> = []
+  /// The real path of the argument being walked (`--follow-symlinks` only).
+  private var rootRealPath: [UInt8]? = nil
 
   /// Prepares a walk.
-  ///
-  /// - Parameters:
-  ///   - options: what to select.
-  ///   - bases: where argument folders are opened (kept open for the run).
-  ///   - namer: recognises temporaries and whether their run is alive.
   init(options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer) {
     self.options = options
     self.bases = bases
@@ -100,7 +101,7 @@ struct Discovery {
   }
 
   /// Adds one command-line argument: a folder (walked), a regular file (taken directly) or
-  /// something else (skipped or a failure).
+  /// something else (skipped with a warning, or a failure).
   mutating func add(argument: RawPath) {
     let status: FileStatus
     do {
@@ -121,7 +122,9 @@ struct Discovery {
         "is a symbolic link, not followed (use --follow-symlinks, or name the folder with a trailing '/')"
       )
     default:
-      skip(argument, SkipReason(kind: status.kind) ?? .device)
+      let reason = SkipReason(kind: status.kind) ?? .device
+      skip(argument, reason)
+      warn(argument, "is \(status.kind), not a regular file or folder; ignored")
     }
   }
 
@@ -130,12 +133,11 @@ struct Discovery {
     switch options.wanted {
     case .uncompressed where isCompressedName(name):
       skip(argument, .alreadyCompressed)
-      result.warnings.append(
-        DiscoveryFailure(path: argument, cause: "already has a compressed suffix; unchanged"))
+      warn(argument, "already has a compressed suffix; unchanged")
       return
     case .compressedByName where !isCompressedName(name):
       skip(argument, .notCompressed)
-      result.warnings.append(DiscoveryFailure(path: argument, cause: "unknown suffix; ignored"))
+      warn(argument, "unknown suffix; ignored")
       return
     default:
       break
@@ -145,8 +147,10 @@ struct Discovery {
       return
     }
     let base: Int
+    let folder: FileStatus
     do {
       base = try bases.open(argument.parent)
+      folder = try FileStatus.of(".", in: bases.descriptor(base))
     } catch {
       fail(argument, "cannot open its folder: \(error)")
       return
@@ -158,13 +162,18 @@ struct Discovery {
     let directory = Int32(result.files.directories.count)
     result.files.directories.append(
       FileList.Directory(
-        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0, permissions: 0o755))
+        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
+        permissions: UInt16(folder.permissions & 0o7777), identity: FileIdentity(folder)))
+    if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
+      skip(argument, .alreadyListed)
+      return
+    }
     append(file: name, status: status, directory: directory)
   }
 
   private mutating func addFolder(argument: RawPath, status: FileStatus) {
     if options.excludedFolders.contains(FileIdentity(status)) {
-      skip(argument, .outputFolder)
+      fail(argument, "is the output folder (-o); nothing in it is compressed")
       return
     }
     let base: Int
@@ -182,7 +191,8 @@ struct Discovery {
     result.files.directories.append(
       FileList.Directory(
         parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
-        permissions: UInt16(status.permissions & 0o7777)))
+        permissions: UInt16(status.permissions & 0o7777), identity: identity))
+    rootRealPath = options.followSymlinks ? Discovery.realPath(argument) : nil
     var pending: [Int32] = [top]
     var visited: Set<FileIdentity> = [identity]
     while let directory = pending.popLast() {
@@ -197,8 +207,8 @@ struct Discovery {
     directory: Int32, base: Int, rootDevice: UInt64, visited: inout Set<FileIdentity>
   ) -> [Int32] {
     let relative = result.files.relativePath(ofDirectory: directory)
-    let display = result.files.roots[Int(result.files.directories[Int(directory)].root)].argument
-      .trimmingTrailingSlashes.appending(relative)
+    let argument = result.files.roots[Int(result.files.directories[Int(directory)].root)].argument
+    let display = argument.trimmingTrailingSlashes.appending(relative)
     guard let folder = openFolder(relative.isEmpty ? "." : relative, base: base, display: display),
       let entries = readEntries(of: folder, display: display)
     else { return [] }
@@ -211,13 +221,11 @@ struct Discovery {
         continue
       }
       if TemporaryNamer.isTemporary(name) {
-        if options.removesStaleTemporaries && namer.owner(of: name) == .stale {
-          if (try? RelativeLocation(base: folder.rawValue, directory: "", name: name).remove())
-            != nil
-          {
-            result.staleTemporariesRemoved += 1
-            continue
-          }
+        if options.removesStaleTemporaries
+          && TemporaryCleaner.removeIfStale(name, in: folder.rawValue, namer: namer)
+        {
+          result.staleTemporariesRemoved += 1
+          continue
         }
         skip(path, .temporary)
         continue
@@ -238,10 +246,12 @@ struct Discovery {
         }
         guard let target = try? FileStatus.of(name, in: folder.rawValue, followingSymlinks: true)
         else {
-          fail(path, "is a dangling symbolic link")
+          skip(path, .symbolicLink)
+          warn(path, "is a dangling symbolic link; ignored")
           continue
         }
         status = target
+        reportIfOutside(link: path)
       }
       switch status.kind {
       case .regular:
@@ -254,6 +264,10 @@ struct Discovery {
             forFile: relative.appending(name), modified: status.modificationTime)
         {
           skip(path, reason)
+          continue
+        }
+        if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
+          skip(path, .alreadyListed)
           continue
         }
         append(file: name, status: status, directory: directory)
@@ -271,8 +285,9 @@ struct Discovery {
           skip(path, .otherFileSystem)
           continue
         }
-        if options.followSymlinks && !visited.insert(identity).inserted {
-          skip(path, .symlinkLoop)
+        if !visited.insert(identity).inserted {
+          // Only links can reach a folder twice: a loop when it is on the way here.
+          skip(path, isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed)
           continue
         }
         let stored = result.files.store(name)
@@ -280,7 +295,7 @@ struct Discovery {
           FileList.Directory(
             parent: directory, root: result.files.directories[Int(directory)].root,
             nameOffset: stored.offset, nameLength: stored.length,
-            permissions: UInt16(status.permissions & 0o7777)))
+            permissions: UInt16(status.permissions & 0o7777), identity: identity))
         subfolders.append(Int32(result.files.directories.count - 1))
       default:
         skip(path, SkipReason(kind: status.kind) ?? .device)
@@ -289,13 +304,49 @@ struct Discovery {
     return subfolders
   }
 
+  /// True when the folder `identity` is `directory` or one of its parents.
+  private func isAncestor(_ identity: FileIdentity, of directory: Int32) -> Bool {
+    var current = directory
+    while current >= 0 {
+      if result.files.directories[Int(current)].identity == identity { return true }
+      current = result.files.directories[Int(current)].parent
+    }
+    return false
+  }
+
+  /// Warns when the followed link `path` leads outside the argument being walked.
+  private mutating func reportIfOutside(link path: RawPath) {
+    guard let root = rootRealPath, let target = Discovery.realPath(path) else { return }
+    let inside =
+      target == root
+      || (target.starts(with: root) && target.dropFirst(root.count).first == UInt8(ascii: "/"))
+      || root == [UInt8(ascii: "/")]
+    if !inside {
+      warn(
+        path,
+        "is a symbolic link leading outside its argument (to '\(RawPath(bytes: target).displayString)'); followed"
+      )
+    }
+  }
+
+  /// The canonical absolute path (`realpath(3)`), or nil.
+  static func realPath(_ path: RawPath) -> [UInt8]? {
+    path.withCString { cPath -> [UInt8]? in
+      guard let resolved = realpath(cPath, nil) else { return nil }
+      defer { free(resolved) }
+      return Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved))).map {
+        UInt8(bitPattern: $0)
+      }
+    }
+  }
+
   /// Opens a folder to list, or records why it cannot be.
   private mutating func openFolder(_ path: RawPath, base: Int, display: RawPath) -> FileDescriptor?
   {
     do {
       return try FileDescriptor.open(
         path, in: bases.descriptor(base), flags: O_RDONLY | O_DIRECTORY,
-        followSymlinks: options.followSymlinks)
+        symlinks: options.followSymlinks ? .always : .never)
     } catch {
       fail(display, "cannot open folder: \(error)")
       return nil
@@ -332,6 +383,7 @@ struct Discovery {
     switch options.wanted {
     case .uncompressed: isCompressedName(name) ? .alreadyCompressed : nil
     case .compressedByName, .compressedOrNamed: isCompressedName(name) ? nil : .notCompressed
+    case .anything: nil
     }
   }
 
@@ -342,6 +394,10 @@ struct Discovery {
 
   private mutating func fail(_ path: RawPath, _ cause: String) {
     result.failures.append(DiscoveryFailure(path: path, cause: cause))
+  }
+
+  private mutating func warn(_ path: RawPath, _ cause: String) {
+    result.warnings.append(DiscoveryFailure(path: path, cause: cause))
   }
 }
 
@@ -362,7 +418,6 @@ extension SkipReason {
 
 /// Reads a folder's entries with `readdir(3)`.
 enum DirectoryReader {
-
   /// Every entry but `.` and `..`: the raw name and `d_type` (`DT_UNKNOWN` when the file
   /// system does not say).
   ///
@@ -377,6 +432,8 @@ enum DirectoryReader {
       throw error
     }
     defer { closedir(stream) }
+    // fdopendir shares the file position with `folder`: start from the top.
+    rewinddir(stream)
     var entries: [(name: RawPath, type: UInt8)] = []
     while true {
       errno = 0

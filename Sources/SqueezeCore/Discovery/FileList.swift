@@ -28,6 +28,8 @@ struct FileList: Sendable {
     var nameLength: UInt16
     /// Permission bits of the source folder (mirrored folders are created with them).
     var permissions: UInt16
+    /// The folder's identity (`st_dev`, `st_ino`).
+    var identity: FileIdentity
   }
 
   /// One selected regular file.
@@ -116,6 +118,11 @@ struct FileList: Sendable {
     let root = root(of: file)
     if root.isFileArgument { return root.argument }
     return root.argument.trimmingTrailingSlashes.appending(relativePath(of: file))
+  }
+
+  /// The identity of the folder holding `file`.
+  func folderIdentity(of file: File) -> FileIdentity {
+    directories[Int(file.directory)].identity
   }
 
   /// Permission bits of a folder when listed.

@@ -25,6 +25,8 @@ struct GzipDecoder {
   private var pending: [UInt8] = []
   private var crc = CRC32()
   private var memberSize: UInt64 = 0
+  /// Where the header being collected starts.
+  private var headerStart: Int64 = 0
 
   /// Compressed bytes consumed so far (for error positions).
   private(set) var offset: Int64 = 0
@@ -34,6 +36,8 @@ struct GzipDecoder {
   private(set) var totalOutput: Int64 = 0
   /// The first member's header, once read.
   private(set) var firstHeader: GzipHeader? = nil
+  /// Header and trailer bytes of the members decoded so far (what `-l`'s ratio leaves out).
+  private(set) var overheadBytes: Int64 = 0
 
   /// The longest header accepted (FEXTRA, FNAME and FCOMMENT together): 1 MiB.
   static let maximumHeaderSize = 1 << 20
@@ -72,13 +76,14 @@ struct GzipDecoder {
           position += taken
           offset += Int64(taken)
         case .invalid(let error):
-          throw .format(members > 0 ? .trailingGarbage(offset: offset) : error)
+          throw .format(members > 0 ? .trailingGarbage(offset: headerStart) : error)
         case .header(let header, let length):
           // Bytes of `rest` beyond the header belong to the body: give them back.
           let fromRest = length - (pending.count - taken)
           position += fromRest
           offset += Int64(fromRest)
           pending = []
+          overheadBytes += Int64(length)
           if firstHeader == nil { firstHeader = header }
           inflater.reset()
           crc = CRC32()
@@ -90,7 +95,7 @@ struct GzipDecoder {
         do {
           step = try inflater.inflate(input: rest, output: output)
         } catch {
-          throw .format(.corruptDeflateData(error, offset: offset))
+          throw .format(.corruptDeflateData(error.zlib, offset: offset + Int64(error.consumed)))
         }
         position += step.consumed
         offset += Int64(step.consumed)
@@ -122,10 +127,12 @@ struct GzipDecoder {
             throw .format(.sizeMismatch(stored: trailer.size, computed: size))
           }
           members += 1
+          overheadBytes += 8
           state = .betweenMembers
         }
       case .betweenMembers:
         state = rest[0] == 0 ? .padding : .header
+        headerStart = offset
       case .padding:
         guard let nonzero = rest.firstIndex(where: { $0 != 0 }) else {
           position = input.count

@@ -233,7 +233,7 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case badHeaderCRC
   /// The file ends inside a member; `offset` is where the data stopped.
   case truncated(offset: Int64)
-  /// The deflate stream is corrupt (zlib's message says how) at about `offset`.
+  /// The deflate stream is corrupt (zlib's message says how); zlib stopped at `offset`.
   case corruptDeflateData(ZlibError, offset: Int64)
   /// The trailer's CRC-32 differs from the data's.
   case crcMismatch(stored: UInt32, computed: UInt32)
@@ -255,7 +255,7 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
     case .badHeaderCRC: "header CRC-16 mismatch"
     case .truncated(let offset): "unexpected end of file at byte \(offset) (truncated)"
     case .corruptDeflateData(let error, let offset):
-      "corrupt deflate data near byte \(offset): \(error)"
+      "corrupt deflate data at byte \(offset): \(error)"
     case .crcMismatch(let stored, let computed):
       "CRC-32 mismatch: trailer says \(hex(stored)), data gives \(hex(computed))"
     case .sizeMismatch(let stored, let computed):

@@ -39,12 +39,13 @@ final class Inflater {
   ///
   /// - Returns: bytes consumed from `input`, bytes written to `output`, and whether the
   ///   deflate stream ended (`Z_STREAM_END`: its last block was decoded).
-  /// - Throws: ``ZlibError`` for corrupt data (`Z_DATA_ERROR`), a preset dictionary
-  ///   (`Z_NEED_DICT`, never valid in gzip) or memory exhaustion; `Z_BUF_ERROR` (no progress
+  /// - Throws: ``InflateError``: zlib's error for corrupt data (`Z_DATA_ERROR`), a preset
+  ///   dictionary (`Z_NEED_DICT`, never valid in gzip) or memory exhaustion, and how many
+  ///   bytes of `input` zlib had consumed when it stopped; `Z_BUF_ERROR` (no progress
   ///   possible) is not an error.
   func inflate(
     input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer
-  ) throws(ZlibError) -> (consumed: Int, produced: Int, finished: Bool) {
+  ) throws(InflateError) -> (consumed: Int, produced: Int, finished: Bool) {
     stream.pointee.next_in = input.baseAddress.map {
       UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self))
     }
@@ -60,8 +61,18 @@ final class Inflater {
     case Z_OK, Z_BUF_ERROR: return (consumed, produced, false)
     case Z_STREAM_END: return (consumed, produced, true)
     case Z_NEED_DICT:
-      throw ZlibError(code: Z_DATA_ERROR, message: "deflate stream needs a preset dictionary")
-    default: throw ZlibError(code: code, stream: stream)
+      throw InflateError(
+        zlib: ZlibError(code: Z_DATA_ERROR, message: "deflate stream needs a preset dictionary"),
+        consumed: consumed)
+    default:
+      throw InflateError(zlib: ZlibError(code: code, stream: stream), consumed: consumed)
     }
   }
+}
+
+/// A failed `inflate` call: zlib's error, and the input bytes it consumed before stopping
+/// (so the error's position in the file does not depend on how the input was cut).
+struct InflateError: Error {
+  var zlib: ZlibError
+  var consumed: Int
 }

@@ -11,8 +11,10 @@ enum ExistingOutput: Sendable, Equatable {
   case upToDate
   /// An output of this source (FNAME matches) that no longer matches it: replace it.
   case stale
-  /// Anything else: left alone with an error unless `--force`.
+  /// Another file, or a symbolic link: left alone with an error unless `--force`.
   case foreign
+  /// A folder, device, pipe or socket: never replaced, even with `--force`.
+  case inTheWay(FileKind)
 
   /// Inspects the file at `target` against the source.
   ///
@@ -31,10 +33,14 @@ enum ExistingOutput: Sendable, Equatable {
     } catch  where error.code == ENOENT {
       return .absent
     } catch  where error.code == ELOOP {
-      return .foreign  // a symbolic link: never ours
+      // A link at the output path is never ours (and `--force` replaces the link itself);
+      // a link on the way to it is never written through.
+      if (try? target.status())?.kind == .symbolicLink { return .foreign }
+      throw error
     }
     let status = try output.status()
-    guard status.kind == .regular, status.size >= 18 else { return .foreign }
+    guard status.kind == .regular else { return .inTheWay(status.kind) }
+    guard status.size >= 18 else { return .foreign }
     var head = [UInt8](repeating: 0, count: 512)
     let headCount = try output.readFully(into: &head, at: 0)
     let parsed = head.withUnsafeBytes {

@@ -1,8 +1,9 @@
 import Glibc
 
 /// The `-o` folder: created when missing (with its parents, as `mkdir -p`), opened once, and
-/// checked writable by creating and removing a temporary, so a read-only or full output
-/// stops the run at once with one message instead of one error per file (spec §3).
+/// checked writable (`faccessat`, without writing anything), so an output that cannot be
+/// created, is read-only or not ours to write stops the run at once with one message instead
+/// of one error per file (spec §3). A full disk is reported per file, as space may free up.
 enum OutputFolder {
   /// Why the output folder cannot be used.
   struct Unusable: Error, CustomStringConvertible {
@@ -17,7 +18,7 @@ enum OutputFolder {
   /// - Returns: its index in `bases` and its identity (to keep discovery out of it).
   /// - Throws: ``Unusable`` naming the step that failed.
   static func prepare(
-    _ path: RawPath, bases: BaseDirectories, namer: TemporaryNamer
+    _ path: RawPath, bases: BaseDirectories
   ) throws(Unusable) -> (base: Int, identity: FileIdentity) {
     do {
       try RelativeLocation(base: AT_FDCWD, directory: path, name: "").createDirectories()
@@ -34,10 +35,9 @@ enum OutputFolder {
     let identity: FileIdentity
     do {
       identity = FileIdentity(try FileStatus.of(".", in: descriptor))
-      let probe = RelativeLocation(base: descriptor, directory: "", name: namer.next())
-      let file = try probe.open(flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
-      try file.close()
-      try probe.remove()
+      // Writable and searchable for this process (effective ids; EROFS on a read-only
+      // mount), checked without writing anything, so an up-to-date re-run changes nothing.
+      _ = try retryingOnInterrupt { faccessat(descriptor, ".", W_OK | X_OK, AT_EACCESS) }
     } catch {
       throw Unusable(path: path, action: "write to", cause: error)
     }

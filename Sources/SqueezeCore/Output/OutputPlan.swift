@@ -27,6 +27,10 @@ struct OutputPlan: Sendable {
   let destination: Destination
   /// How outputs are named.
   let naming: Naming
+  /// Which links resolving an output beside its source may follow: `.inFolders` with
+  /// `--follow-symlinks` (the source's folder may have been reached through a link), never
+  /// otherwise. A mirror (`-o`) is squeeze's own tree and is never written through links.
+  var besideSymlinks: SymlinkPolicy = .never
 
   /// The output name for a source named `name`; nil when decompressing a name without a
   /// known compressed suffix.
@@ -72,7 +76,8 @@ struct OutputPlan: Sendable {
     switch destination {
     case .besideSources:
       return RelativeLocation(
-        base: bases.descriptor(list.root(of: file).base), directory: folder, name: name)
+        base: bases.descriptor(list.root(of: file).base), directory: folder, name: name,
+        symlinks: besideSymlinks)
     case .mirror(let base, _):
       return RelativeLocation(base: bases.descriptor(base), directory: folder, name: name)
     }
@@ -97,27 +102,28 @@ struct OutputPlan: Sendable {
     return displayPath(named: name, of: file, in: list)
   }
 
-  /// Finds files whose output path is already taken by an earlier file.
+  /// Finds files whose output is already taken by an earlier file.
   ///
-  /// - Returns: for each such file (by index), the display path of the earlier source. Beside
-  ///   the sources two entries can only collide when the same file was named twice; those
-  ///   are reported in `duplicates` instead, to be dropped silently.
+  /// Beside the sources, an output is identified by its folder's identity (device and
+  /// inode) and its name, so `squeeze dir dir/`, `squeeze dir ./dir` or `squeeze dir
+  /// dir/sub` name each output once; in a mirror, by its path below the mirror.
+  ///
+  /// - Returns: for each such file (by index), the display path of the earlier source; the
+  ///   same source file reached twice is listed in `duplicates` instead, to be dropped
+  ///   silently.
   func collisions(in list: FileList) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
-    // Names within a folder are unique, so one root's outputs can collide only when
-    // decompressing (`a.gz` and `a-gz` both become `a`).
-    if case .addSuffix = naming, list.roots.count <= 1 { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
     for (index, file) in list.files.enumerated() {
       guard let name = outputName(for: list.name(of: file)) else { continue }
-      let base: Int
+      let key: OutputKey
       switch destination {
-      case .besideSources: base = list.root(of: file).base
-      case .mirror(let mirrorBase, _): base = mirrorBase
+      case .besideSources:
+        key = .beside(folder: list.folderIdentity(of: file), name: name)
+      case .mirror:
+        key = .mirror(path: list.relativePath(ofDirectory: file.directory).appending(name))
       }
-      let key = OutputKey(
-        base: base, path: list.relativePath(ofDirectory: file.directory).appending(name))
       if let first = firstByKey[key] {
         let earlier = list.files[first]
         if earlier.device == file.device && earlier.inode == file.inode {
@@ -132,9 +138,9 @@ struct OutputPlan: Sendable {
     return (collisions, duplicates)
   }
 
-  private struct OutputKey: Hashable {
-    var base: Int
-    var path: RawPath
+  private enum OutputKey: Hashable {
+    case beside(folder: FileIdentity, name: RawPath)
+    case mirror(path: RawPath)
   }
 }
 

@@ -10,6 +10,25 @@ struct PreparedOutput: Sendable {
   var outputDisplay: RawPath
   /// The source to remove once the output is durable (`--rm`), or nil.
   var removal: Removal?
+  /// How to judge a file that appeared at the output path while this one was being written
+  /// (another run on the same folder): compression checks whether it is an up-to-date
+  /// output of the same source; nil when any such file is a conflict.
+  var recheck: Recheck? = nil
+}
+
+/// What decides whether an output that appeared meanwhile is as good as this one.
+struct Recheck: Sendable {
+  /// The output path.
+  var target: RelativeLocation
+  /// The source's name (FNAME).
+  var sourceName: RawPath
+  /// The source's status when it was read.
+  var source: FileStatus
+
+  /// True when the file now at the output path is an up-to-date output of the source.
+  func isUpToDate() -> Bool {
+    (try? ExistingOutput.inspect(target, sourceName: sourceName, source: source)) == .upToDate
+  }
 }
 
 /// A source to remove after its output is published and its folder synced (`--rm`): only

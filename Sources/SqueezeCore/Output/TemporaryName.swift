@@ -7,21 +7,30 @@ import Synchronization
 /// A temporary is written in its output's own folder (so the final `rename` stays within one
 /// file system) under a name of fixed shape, whatever the source's name:
 ///
-///     .squeeze-<host>-<boot>-<pid>-<start>-<n>.tmp
+///     .squeeze-<host>-<boot>-<pidns>-<pid>-<start>-<n>.tmp
 ///
 /// `host` is the FNV-1a hash of the host name, `boot` the start of the kernel's boot id,
-/// `pid` and `start` the writing process and its start time in clock ticks since boot
-/// (`/proc/<pid>/stat` field 22), `n` a counter, all in hexadecimal. The name is at most
-/// 80 bytes, so it never depends on how long the source name is. A temporary is stale when
-/// it comes from this host and either an earlier boot or a process that no longer runs
-/// (no `/proc/<pid>` with that start time); temporaries from other hosts are left alone.
+/// `pidns` the inode of the writer's PID namespace (`/proc/self/ns/pid`), `pid` and `start`
+/// the writing process and its start time in clock ticks since boot (`/proc/<pid>/stat`
+/// field 22), `n` a counter, all in hexadecimal: at most 90 bytes, so the name never
+/// depends on how long the source name is.
+///
+/// Whether its writer still runs can only be known on the same host, boot and PID namespace
+/// (a container sees other PIDs): there, a temporary is stale when no process has that PID
+/// and start time. A temporary of an earlier boot of this host is stale (a reboot ended its
+/// writer). Any other temporary (another host sharing the folder, another container) is
+/// stale only once it has not been written for ``abandonedAfter`` seconds: a live run writes
+/// its temporaries continuously and renames them within seconds of finishing them.
 struct TemporaryNamer: Sendable {
-  /// The fixed part: `.squeeze-<host>-<boot>-<pid>-<start>-`.
+  /// The fixed part: `.squeeze-<host>-<boot>-<pidns>-<pid>-<start>-`.
   let prefix: String
   /// The identity of this process, for the staleness test.
   let identity: ProcessIdentity
   /// The counter for `n`.
   private let counter: Counter
+
+  /// A day: a temporary whose writer cannot be checked is stale once it is this old.
+  static let abandonedAfter: Int64 = 86_400
 
   private final class Counter: Sendable {
     let value = Atomic<UInt64>(0)
@@ -54,28 +63,40 @@ struct TemporaryNamer: Sendable {
     name.bytes.starts(with: commonPrefix) && name.hasSuffix(commonSuffix)
   }
 
-  /// What `name` (a squeeze temporary) says about the run that wrote it.
+  /// What a temporary's name says about the run that wrote it.
   enum Owner: Equatable, Sendable {
-    /// A running process on this host: leave it.
+    /// A running process of this host, boot and PID namespace: leave it.
     case live
-    /// A process of this host that has ended, or an earlier boot: safe to remove.
+    /// A process of this host, boot and PID namespace that has ended, or an earlier boot:
+    /// safe to remove.
     case stale
-    /// Another host, or a name squeeze cannot read: leave it.
+    /// Another host or PID namespace, or a name squeeze cannot read: its writer cannot be
+    /// checked.
     case unknown
   }
 
-  /// Decides whether the run that wrote the temporary `name` is still alive.
+  /// Decides from its name whether the run that wrote the temporary `name` is alive.
   func owner(of name: RawPath) -> Owner {
     guard TemporaryNamer.isTemporary(name) else { return .unknown }
     let text = String(decoding: name.bytes, as: UTF8.self)
     let fields = text.dropFirst(TemporaryNamer.commonPrefix.count).dropLast(4).split(separator: "-")
-    guard fields.count == 5, let pid = Int32(fields[2], radix: 16),
-      let start = UInt64(fields[3], radix: 16)
+    guard fields.count == 6, let pid = Int32(fields[3], radix: 16),
+      let start = UInt64(fields[4], radix: 16)
     else { return .unknown }
     guard fields[0] == identity.hostHash else { return .unknown }
     if fields[1] != identity.bootID { return .stale }
+    guard fields[2] == identity.pidNamespace else { return .unknown }
     if pid == identity.pid && start == identity.startTicks { return .live }
     return ProcessIdentity.startTicks(of: pid) == start ? .live : .stale
+  }
+
+  /// Decides whether the temporary `name`, last modified at `modified`, may be removed.
+  func isStale(_ name: RawPath, modified: Timestamp, now: Timestamp = .now) -> Bool {
+    switch owner(of: name) {
+    case .live: false
+    case .stale: true
+    case .unknown: now.seconds - modified.seconds > TemporaryNamer.abandonedAfter
+    }
   }
 }
 
@@ -85,14 +106,16 @@ struct ProcessIdentity: Sendable {
   var hostHash: String
   /// The first 8 hex digits of `/proc/sys/kernel/random/boot_id`.
   var bootID: String
+  /// The inode of `/proc/self/ns/pid`, in hex.
+  var pidNamespace: String
   /// The process id.
   var pid: Int32
   /// The process start time in clock ticks since boot.
   var startTicks: UInt64
 
-  /// `<host>-<boot>-<pid>-<start>`.
+  /// `<host>-<boot>-<pidns>-<pid>-<start>`.
   var tag: String {
-    "\(hostHash)-\(bootID)-\(String(pid, radix: 16))-\(String(startTicks, radix: 16))"
+    "\(hostHash)-\(bootID)-\(pidNamespace)-\(String(pid, radix: 16))-\(String(startTicks, radix: 16))"
   }
 
   /// This process.
@@ -106,9 +129,13 @@ struct ProcessIdentity: Sendable {
     let boot =
       readSmallFile("/proc/sys/kernel/random/boot_id")
       .map { String(decoding: $0.prefix(8), as: UTF8.self) } ?? "00000000"
+    var namespace = stat()
+    let pidNamespace =
+      stat("/proc/self/ns/pid", &namespace) == 0 ? String(UInt64(namespace.st_ino), radix: 16) : "0"
     let pid = getpid()
     return ProcessIdentity(
-      hostHash: hostHash, bootID: boot, pid: pid, startTicks: startTicks(of: pid) ?? 0)
+      hostHash: hostHash, bootID: boot, pidNamespace: pidNamespace, pid: pid,
+      startTicks: startTicks(of: pid) ?? 0)
   }()
 
   /// Field 22 of `/proc/<pid>/stat` (start time in ticks), or nil when no such process.
@@ -127,7 +154,7 @@ struct ProcessIdentity: Sendable {
 /// Reads a small file (at most 4 KiB) such as one under `/proc`; nil when it cannot.
 func readSmallFile(_ path: String) -> [UInt8]? {
   guard
-    let descriptor = try? FileDescriptor.open(RawPath(path), flags: O_RDONLY, followSymlinks: true)
+    let descriptor = try? FileDescriptor.open(RawPath(path), flags: O_RDONLY, symlinks: .always)
   else { return nil }
   var buffer = [UInt8](repeating: 0, count: 4096)
   let count = buffer.withUnsafeMutableBytes { (raw) -> Int in

@@ -28,17 +28,41 @@ struct TextOutput: Sendable {
   /// Writes `text` with one `write(2)` where possible, so lines from different threads do not
   /// interleave. Errors (a closed pipe) are ignored: there is nowhere left to report them.
   func write(_ text: String) {
+    _ = try? writeChecked(text)
+  }
+
+  /// Writes `text`, reporting failure.
+  ///
+  /// - Throws: ``SystemError`` from `write(2)` (a full disk behind a redirection, a closed
+  ///   pipe).
+  func writeChecked(_ text: String) throws(SystemError) {
     var bytes = Array(text.utf8)
+    var failure: SystemError? = nil
     bytes.withUnsafeMutableBytes { raw in
       var offset = 0
       while offset < raw.count {
         let count = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
         if count < 0 {
           if errno == EINTR { continue }
+          failure = SystemError.current
           return
         }
         offset += count
       }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Writes results (`--json`, `-l`) to this output; when that fails, says so on stderr.
+  ///
+  /// - Returns: false when the text could not be written.
+  func writeReporting(_ text: String, what: String) -> Bool {
+    do {
+      try writeChecked(text)
+      return true
+    } catch {
+      TextOutput.standardError.write("squeeze: cannot write \(what) to standard output: \(error)\n")
+      return false
     }
   }
 }

@@ -63,6 +63,8 @@ actor ParallelCompressor {
     var preFailed: [Int: FileFailure] = [:]
     /// Print a line per file (`-v`).
     var verbose = false
+    /// Print errors only (`-q`): no warnings.
+    var quiet = false
   }
 
   /// The run's configuration.
@@ -120,7 +122,7 @@ actor ParallelCompressor {
     context = JobContext(
       list: configuration.list, bases: configuration.bases, settings: configuration.settings,
       namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(),
-      stop: stop)
+      stop: stop, cleaner: TemporaryCleaner(namer: namer))
   }
 
   /// Stops the run: no new file or block starts; running ones stop at their next block.
@@ -329,6 +331,14 @@ actor ParallelCompressor {
         return .done(
           bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
           removal: removal)
+      case .failed(.rename, let error) where error.code == EEXIST:
+        // Another run (cron overlap) published this output first.
+        if let recheck = ready.recheck, recheck.isUpToDate() {
+          return .upToDate(bytes: ready.bytesIn)
+        }
+        return .failed(
+          ready.recheck == nil
+            ? .outputAlreadyExists(ready.outputDisplay) : .outputAppeared(ready.outputDisplay))
       case .failed(let step, let error):
         return .failed(.cannotPublish(ready.outputDisplay, step, error))
       case .cancelled:
@@ -371,13 +381,19 @@ actor ParallelCompressor {
       case .keptHardLinked(let links):
         results.keptHardLinked += 1
         task?.move(to: .finished)
-        feed.message(
-          "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
-        )
+        if !configuration.quiet {
+          feed.message(
+            "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
+          )
+        }
       case .keptChanged:
         results.keptChanged += 1
         task?.move(to: .finished)
-        feed.message("squeeze: \(path.displayString): changed after it was read; kept")
+        if !configuration.quiet {
+          feed.message("squeeze: \(path.displayString): changed after it was read; kept")
+        }
+      case .alreadyGone:
+        task?.move(to: .finished)
       case .failed(let error):
         results.failures.append((path, .cannotRemove(error)))
         task?.move(to: .failed)

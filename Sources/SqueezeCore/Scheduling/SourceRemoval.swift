@@ -1,3 +1,5 @@
+import Glibc
+
 /// Removing a source once its output is durable (`--rm`, spec §4): the output is on disk under
 /// its final name with its folder synced and has been verified by decompressing it; the
 /// source is removed only if it is still the file that was read, and not while other hard
@@ -11,6 +13,8 @@ enum SourceRemoval {
     case keptHardLinked(UInt64)
     /// Kept: it changed (identity, size or modification time) after it was read.
     case keptChanged
+    /// Already gone (another run removed it): nothing to do.
+    case alreadyGone
     /// Removing it failed.
     case failed(SystemError)
   }
@@ -20,8 +24,10 @@ enum SourceRemoval {
     let now: FileStatus
     do {
       now = try removal.source.status()
+    } catch  where error.code == ENOENT {
+      return .alreadyGone
     } catch {
-      return .keptChanged
+      return .failed(error)
     }
     let before = removal.status
     guard now.isSameFile(as: before), now.size == before.size,
@@ -31,6 +37,8 @@ enum SourceRemoval {
     do {
       try removal.source.remove()
       return .removed
+    } catch  where error.code == ENOENT {
+      return .alreadyGone
     } catch {
       return .failed(error)
     }

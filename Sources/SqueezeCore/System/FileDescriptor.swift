@@ -39,28 +39,29 @@ struct FileDescriptor: ~Copyable {
 
   /// Opens `path` relative to the directory `directory` (`openat(2)`).
   ///
-  /// When `followSymlinks` is false the whole path is resolved without following any
-  /// symbolic link (`openat2(2)` with `RESOLVE_NO_SYMLINKS`; `O_NOFOLLOW` on kernels
-  /// before 5.6), so a link swapped in for a file or folder after it was listed is never
-  /// followed: the open fails with `ELOOP`. Paths longer than `PATH_MAX` are opened one
-  /// slice at a time, each slice relative to the folder the previous one opened.
+  /// With the default policy, ``SymlinkPolicy/never``, the whole path is resolved without
+  /// following any symbolic link (`openat2(2)` with `RESOLVE_NO_SYMLINKS`; `O_NOFOLLOW` on
+  /// kernels before 5.6), so a link swapped in for a file or folder after it was listed is
+  /// never followed: the open fails with `ELOOP`. Paths longer than `PATH_MAX` are opened
+  /// one slice at a time, each slice relative to the folder the previous one opened.
   ///
   /// - Parameters:
   ///   - path: a relative path (or absolute, then `directory` is ignored).
   ///   - directory: a directory descriptor, or `AT_FDCWD`.
   ///   - flags: `open(2)` flags; `O_CLOEXEC` is always added.
   ///   - permissions: the mode for `O_CREAT`.
+  ///   - symlinks: which symbolic links on the way may be followed.
   /// - Throws: ``SystemError`` from the failing `openat` call.
   static func open(
     _ path: RawPath, in directory: Int32 = AT_FDCWD, flags: Int32, permissions: mode_t = 0,
-    followSymlinks: Bool = false
+    symlinks: SymlinkPolicy = .never
   ) throws(SystemError) -> FileDescriptor {
     let flags = flags | O_CLOEXEC
     if path.count < pathSliceLimit {
       return FileDescriptor(
         owning: try openDirect(
           path, in: directory, flags: flags, permissions: permissions,
-          followSymlinks: followSymlinks))
+          symlinks: symlinks))
     }
     // Longer than PATH_MAX allows: open the leading folders slice by slice.
     var slices = longPathSlices(path)
@@ -70,13 +71,13 @@ struct FileDescriptor: ~Copyable {
       let base = current?.rawValue ?? directory
       let next = try openDirect(
         slice, in: base, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC, permissions: 0,
-        followSymlinks: followSymlinks)
+        symlinks: symlinks.forFolders)
       current = FileDescriptor(owning: next)
     }
     let base = current?.rawValue ?? directory
     return FileDescriptor(
       owning: try openDirect(
-        last, in: base, flags: flags, permissions: permissions, followSymlinks: followSymlinks))
+        last, in: base, flags: flags, permissions: permissions, symlinks: symlinks))
   }
 
   /// Paths shorter than this go to the kernel in one piece (`PATH_MAX` is 4096 with the NUL).
@@ -102,10 +103,10 @@ struct FileDescriptor: ~Copyable {
   private static let openat2Missing = AtomicFlag()
 
   private static func openDirect(
-    _ path: RawPath, in directory: Int32, flags: Int32, permissions: mode_t, followSymlinks: Bool
+    _ path: RawPath, in directory: Int32, flags: Int32, permissions: mode_t, symlinks: SymlinkPolicy
   ) throws(SystemError) -> Int32 {
     try path.withCString { (cPath) throws(SystemError) -> Int32 in
-      if !followSymlinks && !openat2Missing.isSet {
+      if symlinks == .never && !openat2Missing.isSet {
         do throws(SystemError) {
           return try retryingOnInterrupt {
             squeeze_openat2(
@@ -116,7 +117,7 @@ struct FileDescriptor: ~Copyable {
           openat2Missing.set()
         }
       }
-      let extra = followSymlinks ? 0 : O_NOFOLLOW
+      let extra = symlinks == .always ? 0 : O_NOFOLLOW
       return try retryingOnInterrupt { openat(directory, cPath, flags | extra, permissions) }
     }
   }
@@ -215,4 +216,19 @@ struct FileDescriptor: ~Copyable {
   func sync() throws(SystemError) {
     _ = try retryingOnInterrupt { fsync(rawValue) }
   }
+}
+
+/// Which symbolic links resolving a path may follow.
+enum SymlinkPolicy: Sendable, Hashable {
+  /// None, anywhere on the path (`RESOLVE_NO_SYMLINKS`): the default, so nothing listed can
+  /// be swapped for a link.
+  case never
+  /// Links to folders on the way, not the last component (`O_NOFOLLOW`): outputs beside
+  /// sources reached through linked folders (`--follow-symlinks`).
+  case inFolders
+  /// All of them: paths the user named, and sources with `--follow-symlinks`.
+  case always
+
+  /// The policy for the leading folders of a path opened slice by slice.
+  var forFolders: SymlinkPolicy { self == .never ? .never : .always }
 }

@@ -4,8 +4,8 @@ import Glibc
 /// open) plus a relative folder path and a name, so nothing depends on the current
 /// directory and paths deeper than `PATH_MAX` still work.
 ///
-/// Every operation resolves the path without following symbolic links (see
-/// ``FileDescriptor/open(_:in:flags:permissions:followSymlinks:)``).
+/// Opening resolves the path without following symbolic links unless ``symlinks`` says
+/// otherwise (see ``FileDescriptor/open(_:in:flags:permissions:symlinks:)``).
 struct RelativeLocation: Sendable, Hashable {
   /// The directory the path is relative to; owned by the run, not by this value.
   var base: Int32
@@ -13,11 +13,14 @@ struct RelativeLocation: Sendable, Hashable {
   var directory: RawPath
   /// The file's name within `directory`.
   var name: RawPath
+  /// Which symbolic links opening may follow (`--follow-symlinks` relaxes it).
+  var symlinks: SymlinkPolicy
 
-  init(base: Int32, directory: RawPath, name: RawPath) {
+  init(base: Int32, directory: RawPath, name: RawPath, symlinks: SymlinkPolicy = .never) {
     self.base = base
     self.directory = directory
     self.name = name
+    self.symlinks = symlinks
   }
 
   /// `directory/name`.
@@ -25,7 +28,7 @@ struct RelativeLocation: Sendable, Hashable {
 
   /// The same folder with another name.
   func sibling(named other: RawPath) -> RelativeLocation {
-    RelativeLocation(base: base, directory: directory, name: other)
+    RelativeLocation(base: base, directory: directory, name: other, symlinks: symlinks)
   }
 
   /// Calls `body` with a directory descriptor and a path relative to it that names this
@@ -36,15 +39,17 @@ struct RelativeLocation: Sendable, Hashable {
   ) throws(SystemError) -> R {
     let path = relativePath
     if path.count < FileDescriptor.pathSliceLimit { return try body(base, path) }
-    let parent = try FileDescriptor.open(directory, in: base, flags: O_RDONLY | O_DIRECTORY)
+    let parent = try FileDescriptor.open(
+      directory, in: base, flags: O_RDONLY | O_DIRECTORY, symlinks: symlinks.forFolders)
     return try body(parent.rawValue, name)
   }
 
-  /// Opens the file (never following a symbolic link).
+  /// Opens the file, following symbolic links only as ``symlinks`` allows.
   ///
-  /// - Throws: ``SystemError``; `ELOOP` when the name or a folder on the way is a link.
+  /// - Throws: ``SystemError``; `ELOOP` when a link is met that may not be followed.
   func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
-    try FileDescriptor.open(relativePath, in: base, flags: flags, permissions: permissions)
+    try FileDescriptor.open(
+      relativePath, in: base, flags: flags, permissions: permissions, symlinks: symlinks)
   }
 
   /// The file's status without following a final symbolic link (`fstatat`).

@@ -1,0 +1,76 @@
+// libFuzzer target for squeeze's gzip reader (GzipDecoder, GzipHeader, Inflater, CRC-32).
+// Not a SwiftPM target: scripts/fuzz compiles it with the Gzip and System sources of
+// SqueezeCore using `swiftc -sanitize=fuzzer,address -parse-as-library`.
+//
+// For every input it checks, beyond "no crash, no sanitizer report":
+// - the result does not depend on how the input is cut into pieces: fed whole, in pieces of
+//   1 to 7 bytes, and in 4 KiB pieces, the decoded bytes and the error (if any) are the same;
+// - output streams in chunks no larger than the decoder's buffer;
+// - accepted input has at least one member and its total length equals the bytes produced.
+
+import Glibc
+
+struct FuzzSinkError: Error {}
+
+/// Decodes `data` cut into pieces by `pieceSize` (index → size) and returns the outcome.
+func decode(_ data: UnsafeRawBufferPointer, pieceSize: (Int) -> Int) -> (
+  bytes: [UInt8], outcome: String
+) {
+  guard let inflater = try? Inflater() else { return ([], "no inflater") }
+  let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+  defer { output.deallocate() }
+  var decoder = GzipDecoder(inflater: inflater, output: output)
+  var bytes: [UInt8] = []
+  var start = 0
+  var piece = 0
+  while start < data.count {
+    let end = min(data.count, start + max(1, pieceSize(piece)))
+    piece += 1
+    do throws(GzipStreamError<FuzzSinkError>) {
+      try decoder.feed(UnsafeRawBufferPointer(rebasing: data[start..<end])) {
+        (chunk) throws(FuzzSinkError) in
+        precondition(chunk.count <= 4096, "a chunk larger than the output buffer")
+        bytes.append(contentsOf: chunk)
+        // Bound memory on bombs: stop collecting (but keep decoding) past 8 MiB.
+        if bytes.count > 8 << 20 { bytes.removeAll(keepingCapacity: true) }
+      }
+    } catch {
+      switch error {
+      case .format(let format): return (bytes, "error: \(format)")
+      case .sink: return (bytes, "sink")
+      }
+    }
+    start = end
+  }
+  do {
+    try decoder.finish()
+  } catch {
+    return (bytes, "error: \(error)")
+  }
+  precondition(decoder.members >= 1, "accepted input without a member")
+  return (bytes, "ok \(decoder.members) \(decoder.totalOutput)")
+}
+
+/// libFuzzer's entry point: checks one input (see the top of the file).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+  let data = UnsafeRawBufferPointer(start: start, count: count)
+  let whole = decode(data) { _ in count }
+  let small = decode(data) { 1 + $0 % 7 }
+  let pages = decode(data) { _ in 4096 }
+  // (-O strips precondition messages: say what differs before stopping.)
+  if whole.outcome != small.outcome || whole.outcome != pages.outcome {
+    fputs(
+      "outcome depends on the pieces: whole \(whole.outcome); small \(small.outcome); pages \(pages.outcome)\n",
+      stderr)
+    fatalError("outcome depends on how the input is cut")
+  }
+  if whole.outcome.hasPrefix("ok") && (whole.bytes != small.bytes || whole.bytes != pages.bytes) {
+    fatalError("decoded bytes depend on how the input is cut")
+  }
+  // The header parser alone, on every prefix length up to 64 bytes, must not trap.
+  for length in 0...min(count, 64) {
+    _ = GzipHeader.parse(UnsafeRawBufferPointer(rebasing: data[..<length]))
+  }
+  return 0
+}

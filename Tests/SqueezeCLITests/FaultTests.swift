@@ -1,0 +1,406 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@testable import SqueezeCore
+
+/// Faults caused for real (issue 5): kill -9, full disks, file-size limits, files that vanish,
+/// shrink, grow or turn into links mid-run, unreadable folders, overlapping runs.
+@Suite(.serialized) struct FaultTests {
+  /// A checksum of every regular file below `folder` (path → bytes' FNV-1a).
+  static func snapshot(_ folder: String) throws -> [String: UInt64] {
+    var result: [String: UInt64] = [:]
+    for path in TemporaryFolder.files(in: folder)
+    where !path.hasSuffix(".gz") && !path.contains(".squeeze-") {
+      result[path] = FNV1a.hash64(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + path)))
+    }
+    return result
+  }
+
+  /// Every `.gz` under `output` is whole and decompresses to its source under `source`.
+  static func checkOutputs(_ output: String, sources source: String) throws -> Int {
+    var checked = 0
+    for path in TemporaryFolder.files(in: output) where path.hasSuffix(".gz") {
+      let original = source + "/" + String(path.dropLast(3))
+      let restored = try SystemGzip.decompress(output + "/" + path)
+      #expect(restored == Array(try Data(contentsOf: URL(fileURLWithPath: original))), "\(path)")
+      checked += 1
+    }
+    return checked
+  }
+
+  /// Waits (up to 20 s) until a temporary exists below `folder`.
+  static func waitForTemporary(in folder: String) -> Bool {
+    for _ in 0..<400 {
+      if !temporaries(in: folder).isEmpty { return true }
+      usleep(50_000)
+    }
+    return false
+  }
+
+  static func temporaries(in folder: String) -> [String] {
+    ((try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []).filter {
+      $0.contains(".squeeze-")
+    }
+  }
+
+  @Test func killNineAtRandomMomentsLosesNothing() throws {
+    let folder = TemporaryFolder("kill9")
+    for index in 0..<2500 {
+      try folder.write(
+        "in/d\(index % 25)/f\(index).txt",
+        TestData.text(1500 + (index * 37) % 6000, seed: UInt64(index)))
+    }
+    for index in 0..<6 {
+      try folder.write("in/big/b\(index).bin", TestData.text(900_000, seed: UInt64(100 + index)))
+    }
+    let originals = try Self.snapshot(folder.url("in"))
+    var generator = SystemRandomNumberGenerator()
+    for round in 0..<6 {
+      // Beside the sources on even rounds, into a mirror on odd ones.
+      let arguments =
+        round % 2 == 0 ? [folder.url("in")] : ["-o", folder.url("out"), folder.url("in")]
+      let delay = UInt32.random(in: 30_000...400_000, using: &generator)
+      let result = try SqueezeBinary.run(["-j", "2", "--block-size", "64K"] + arguments) { pid in
+        usleep(delay)
+        kill(pid, SIGKILL)
+      }
+      #expect(result.signal == SIGKILL || result.status == 0, "round \(round)")
+      _ = try Self.checkOutputs(folder.url("in"), sources: folder.url("in"))
+      _ = try Self.checkOutputs(folder.url("out"), sources: folder.url("in"))
+      #expect(
+        try Self.snapshot(folder.url("in")) == originals, "originals unchanged after round \(round)"
+      )
+    }
+    for arguments in [[folder.url("in")], ["-o", folder.url("out"), folder.url("in")]] {
+      let finish = try SqueezeBinary.run(arguments)
+      #expect(finish.status == 0, "\(finish.stderrText)")
+    }
+    #expect(Self.temporaries(in: folder.path).isEmpty, "stale temporaries cleaned up")
+    #expect(try Self.checkOutputs(folder.url("in"), sources: folder.url("in")) == 2506)
+    #expect(try Self.checkOutputs(folder.url("out"), sources: folder.url("in")) == 2506)
+  }
+
+  @Test func cleaningUpNeverRemovesALiveRunsTemporary() throws {
+    let folder = TemporaryFolder("live")
+    try folder.write("in/big.txt", TestData.text(40_000_000, seed: 3))
+    try folder.write("in/small.txt", Array("small".utf8))
+    // A slow run (level 9, one job) writes big.txt's temporary while a second run walks the
+    // same folder (and cleans stale temporaries as it goes).
+    let slow = Process()
+    slow.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
+    slow.arguments = ["-9", "-j", "1", "--isolation", "actor", folder.url("in/big.txt")]
+    try slow.run()
+    #expect(Self.waitForTemporary(in: folder.url("in")), "the slow run's temporary exists")
+    for _ in 0..<3 {
+      #expect(try SqueezeBinary.run(["--exclude", "big.txt", folder.url("in")]).status == 0)
+    }
+    slow.waitUntilExit()
+    #expect(slow.terminationStatus == 0)
+    #expect(
+      try SystemGzip.decompress(folder.url("in/big.txt.gz")) == TestData.text(40_000_000, seed: 3))
+  }
+
+  @Test func staleTemporariesAreJudgedByWriterAndAge() throws {
+    let folder = TemporaryFolder("stale")
+    try folder.write("in/sub/a.txt", Array("a".utf8))
+    try folder.makeFolder("out/sub")
+    let me = ProcessIdentity.current
+    // A process of this host, boot and PID namespace that has ended.
+    let ended = Process()
+    ended.executableURL = URL(fileURLWithPath: "/bin/true")
+    try ended.run()
+    ended.waitUntilExit()
+    let dead =
+      ".squeeze-\(me.hostHash)-\(me.bootID)-\(me.pidNamespace)-\(String(ended.processIdentifier, radix: 16))-1-1.tmp"
+    // A writer in another PID namespace (a container): fresh is kept, a day old is removed.
+    let foreignFresh = ".squeeze-\(me.hostHash)-\(me.bootID)-abc-1-1-1.tmp"
+    let foreignOld = ".squeeze-\(me.hostHash)-\(me.bootID)-abd-1-1-2.tmp"
+    for name in [dead, foreignFresh, foreignOld] {
+      try folder.write("out/sub/\(name)", Array("partial".utf8))
+    }
+    var old = [
+      timespec(tv_sec: time(nil) - 2 * 86400, tv_nsec: 0),
+      timespec(tv_sec: time(nil) - 2 * 86400, tv_nsec: 0),
+    ]
+    utimensat(AT_FDCWD, folder.url("out/sub/\(foreignOld)"), &old, 0)
+    #expect(try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in")]).status == 0)
+    let left = Set(
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder.url("out/sub"))) ?? []))
+    #expect(left == ["a.txt.gz", foreignFresh])
+  }
+
+  @Test func aLiveRunInAnotherPIDNamespaceKeepsItsTemporary() throws {
+    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+      return
+    }
+    let folder = TemporaryFolder("pidns")
+    try folder.write("in/big.txt", TestData.text(30_000_000, seed: 4))
+    let slow = Process()
+    slow.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    slow.arguments = [
+      "--pid", "--fork", "--mount-proc", SqueezeBinary.path, "-9", "-j", "1", "--isolation",
+      "actor", folder.url("in"),
+    ]
+    try slow.run()
+    #expect(Self.waitForTemporary(in: folder.url("in")), "the other namespace's temporary exists")
+    #expect(try SqueezeBinary.run(["--exclude", "big.txt", folder.url("in")]).status == 0)
+    slow.waitUntilExit()
+    #expect(slow.terminationStatus == 0, "the run in the other namespace kept its temporary")
+    #expect(try SystemGzip.test(folder.url("in/big.txt.gz")))
+  }
+
+  @Test func aFullDiskFailsFilesCleanlyAndTheRestGoesOn() throws {
+    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+      return
+    }
+    let folder = TemporaryFolder("full")
+    for index in 0..<20 {
+      try folder.write("in/small-\(index).txt", TestData.text(3000, seed: UInt64(index)))
+    }
+    try folder.write("in/huge.bin", TestData.random(3_000_000, seed: 9))
+    try folder.makeFolder("disk")
+    let originals = try Self.snapshot(folder.url("in"))
+    // One job and one block per file: the big file fills the disk and fails first, then the
+    // small files find room again. (When files are written side by side, those written
+    // while the big temporary holds the space fail too, each with the same clear message.)
+    let script = """
+      mount -t tmpfs -o size=1m none \(Shell.quote(folder.url("disk"))) && \
+      \(Shell.quote(SqueezeBinary.path)) -j 1 --block-size 64M -o \(Shell.quote(folder.url("disk/out"))) \(Shell.quote(folder.url("in"))); \
+      status=$?; cp -a \(Shell.quote(folder.url("disk/out"))) \(Shell.quote(folder.url("copy"))); exit $status
+      """
+    let result = try Shell.run("/usr/bin/unshare", ["-m", "/bin/sh", "-c", script])
+    #expect(result.status == 1)
+    #expect(
+      result.stderrText.contains(
+        "huge.bin: cannot write '\(folder.url("disk/out/huge.bin.gz"))': No space left on device (errno 28)"
+      ))
+    #expect(
+      try Self.checkOutputs(folder.url("copy"), sources: folder.url("in")) == 20,
+      "the small files still done")
+    #expect(Self.temporaries(in: folder.url("copy")).isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("copy/huge.bin.gz")))
+    #expect(try Self.snapshot(folder.url("in")) == originals)
+  }
+
+  @Test func aFileSizeLimitFailsBigFilesWithEFBIG() throws {
+    let folder = TemporaryFolder("ulimit-f")
+    try folder.write("in/small.txt", TestData.text(5000, seed: 1))
+    try folder.write("in/big.bin", TestData.random(2_000_000, seed: 2))
+    let script =
+      "ulimit -f 200; exec \(Shell.quote(SqueezeBinary.path)) -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in")))"
+    let result = try Shell.sh(script)
+    #expect(result.status == 1, "\(result.stderrText)")
+    #expect(
+      result.stderrText.contains(
+        "big.bin: cannot write '\(folder.url("out/big.bin.gz"))': File too large (errno 27)"))
+    #expect(TemporaryFolder.files(in: folder.url("out")) == ["small.txt.gz"])
+    #expect(try Self.checkOutputs(folder.url("out"), sources: folder.url("in")) == 1)
+  }
+
+  /// A folder whose big files keep one job busy for a while, so files listed last are
+  /// still waiting when the test changes them.
+  static func busyFolder(_ folder: TemporaryFolder) throws {
+    for index in 0..<24 {
+      try folder.write("in/big-\(index).txt", TestData.text(3_000_000, seed: UInt64(index)))
+    }
+  }
+
+  @Test func filesChangedAfterListingAreCaughtNeverFollowed() throws {
+    let folder = TemporaryFolder("changed")
+    try Self.busyFolder(folder)
+    try folder.write("in/z-vanishes.txt", Array("here now".utf8))
+    try folder.write("in/z-becomes-link.txt", Array("plain".utf8))
+    let result = try SqueezeBinary.run(["-j", "1", folder.url("in")]) { _ in
+      usleep(300_000)
+      unlink(folder.url("in/z-vanishes.txt"))
+      unlink(folder.url("in/z-becomes-link.txt"))
+      symlink("/etc/passwd", folder.url("in/z-becomes-link.txt"))
+    }
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("z-vanishes.txt: vanished after it was listed"))
+    #expect(
+      result.stderrText.contains(
+        "z-becomes-link.txt: became a symbolic link after it was listed; not followed"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/z-becomes-link.txt.gz")))
+    #expect(TemporaryFolder.files(in: folder.url("in")).filter { $0.hasSuffix(".gz") }.count == 24)
+  }
+
+  @Test func aFileThatGrowsWhileReadIsNotCompressed() throws {
+    let folder = TemporaryFolder("grows")
+    try folder.write("in/growing.log", TestData.text(30_000_000, seed: 5))
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    writer.arguments = [
+      "-c", "while :; do echo appended line >> \(Shell.quote(folder.url("in/growing.log"))); done",
+    ]
+    try writer.run()
+    defer {
+      kill(writer.processIdentifier, SIGKILL)
+      writer.waitUntilExit()
+    }
+    usleep(50_000)
+    let result = try SqueezeBinary.run(["-j", "1", folder.url("in")])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("growing.log: changed while being read"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/growing.log.gz")))
+    #expect(Self.temporaries(in: folder.url("in")).isEmpty)
+  }
+
+  @Test func aFileThatShrinksWhileReadIsNotCompressed() throws {
+    let folder = TemporaryFolder("shrinks")
+    try folder.write("in/shrinking.bin", TestData.text(60_000_000, seed: 6))
+    let result = try SqueezeBinary.run(["-j", "1", "-9", folder.url("in")]) { _ in
+      usleep(400_000)
+      truncate(folder.url("in/shrinking.bin"), 1_000_000)
+    }
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("shrinking.bin: changed while being read"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("in/shrinking.bin.gz")))
+  }
+
+  @Test func anUnreadableFolderFailsAloneWhenRunUnprivileged() throws {
+    let folder = TemporaryFolder("unreadable-folder")
+    let binary = try SqueezeBinary.publicCopy(in: folder)
+    try folder.write("in/ok/a.txt", Array("a".utf8))
+    try folder.write("in/closed/secret.txt", Array("s".utf8))
+    for path in ["in", "in/ok"] { chmod(folder.url(path), 0o777) }
+    chmod(folder.url("in/closed"), 0o000)
+    let result = try SqueezeBinary.runAsNobody(binary, [folder.url("in")])
+    #expect(result.status == 1)
+    #expect(
+      result.stderrText.contains(
+        "squeeze: \(folder.url("in/closed")): cannot open folder: Permission denied (errno 13)"))
+    #expect(try SystemGzip.decompress(folder.url("in/ok/a.txt.gz")) == Array("a".utf8))
+  }
+
+  @Test func twoRunsAtOnceBothSucceedAndAgree() throws {
+    let folder = TemporaryFolder("overlap-runs")
+    for index in 0..<1500 {
+      try folder.write(
+        "in/d\(index % 10)/f\(index)", TestData.text(2000 + index, seed: UInt64(index)))
+    }
+    for arguments in [["-o", folder.url("out")], []] {
+      let other = Process()
+      other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
+      other.arguments = arguments + [folder.url("in")]
+      let otherErrors = Pipe()
+      other.standardError = otherErrors
+      try other.run()
+      let mine = try SqueezeBinary.run(arguments + [folder.url("in")])
+      let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
+      other.waitUntilExit()
+      #expect(mine.status == 0, "\(mine.stderrText)")
+      #expect(other.terminationStatus == 0, "\(String(decoding: theirs, as: UTF8.self))")
+      let output = arguments.isEmpty ? folder.url("in") : folder.url("out")
+      #expect(try Self.checkOutputs(output, sources: folder.url("in")) == 1500)
+      #expect(Self.temporaries(in: folder.path).isEmpty)
+    }
+  }
+}
+
+/// Scale (issue 5): many files in one folder under a small descriptor limit, a very deep
+/// tree, a file over 4 GiB, a decompression bomb.
+@Suite(.serialized) struct ScaleTests {
+  @Test func aHundredThousandFilesInOneFolderUnderUlimitN64() throws {
+    let folder = TemporaryFolder("many")
+    let made = try Shell.run(
+      "/usr/bin/python3",
+      [
+        "-c",
+        "import os,sys\nd=sys.argv[1]\nos.makedirs(d)\nfor i in range(100000):\n  open(f'{d}/f{i:06d}','w').write(f'file {i}\\n')",
+        folder.url("in"),
+      ])
+    #expect(made.status == 0)
+    let result = try Shell.sh(
+      "ulimit -n 64; /usr/bin/time -f '%M' \(Shell.quote(SqueezeBinary.path)) -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in")))"
+    )
+    #expect(result.status == 0, "\(result.stderrText.suffix(500))")
+    let peakKilobytes = Int(result.stderrText.split(separator: "\n").last ?? "") ?? 0
+    #expect(peakKilobytes > 0 && peakKilobytes < 200_000, "peak RSS \(peakKilobytes) KB")
+    let outputs = try FileManager.default.contentsOfDirectory(atPath: folder.url("out"))
+    #expect(outputs.count == 100_000)
+    #expect(try SystemGzip.decompress(folder.url("out/f099999.gz")) == Array("file 99999\n".utf8))
+  }
+
+  @Test func aThousandLevelsDeepUnderUlimitN256() throws {
+    let folder = TemporaryFolder("deep-tree")
+    let made = try Shell.run(
+      "/usr/bin/python3",
+      [
+        "-c",
+        """
+        import os, sys
+        fd = os.open(sys.argv[1], os.O_RDONLY)
+        for i in range(1000):
+            f = os.open(f"file{i}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd); os.write(f, b"level %d\\n" % i); os.close(f)
+            os.mkdir("d", dir_fd=fd); n = os.open("d", os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n
+        """, folder.path,
+      ])
+    #expect(made.status == 0, "\(made.stderrText)")
+    let result = try Shell.sh(
+      "ulimit -n 256; \(Shell.quote(SqueezeBinary.path)) --json -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("file0"))) \(Shell.quote(folder.url("d")))"
+    )
+    #expect(result.status == 0, "\(result.stderrText.suffix(500))")
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+    #expect(((summary["files"] as? [String: Any])?["compressed"] as? NSNumber)?.intValue == 1000)
+  }
+
+  @Test func aSparseFileOverFourGibibytesRoundTrips() throws {
+    let folder = TemporaryFolder("sparse")
+    let path = folder.url("in/sparse.img")
+    try folder.write("in/sparse.img", Array("start of the file\n".utf8))
+    let size: Int64 = 5 << 30
+    truncate(path, off_t(size))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(4_500_000_000))
+    try handle.write(contentsOf: Data(TestData.random(1 << 20, seed: 7)))
+    try handle.seek(toOffset: UInt64(size - 100))
+    try handle.write(contentsOf: Data(repeating: 0x7A, count: 100))
+    try handle.close()
+    let result = try SqueezeBinary.run(["--block-size", "4M", folder.url("in")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let compare = try Shell.sh("gzip -dc \(Shell.quote(path + ".gz")) | cmp - \(Shell.quote(path))")
+    #expect(
+      compare.status == 0,
+      "gzip -dc gives identical bytes: \(compare.stdoutText) \(compare.stderrText)")
+    let gz = try FileHandle(forReadingFrom: URL(fileURLWithPath: path + ".gz"))
+    let end = try gz.seekToEnd()
+    try gz.seek(toOffset: end - 4)
+    let isize = Array(try gz.readToEnd() ?? Data())
+    try gz.close()
+    let expected = UInt32(truncatingIfNeeded: size)
+    #expect(
+      isize == [
+        UInt8(expected & 0xFF), UInt8(expected >> 8 & 0xFF), UInt8(expected >> 16 & 0xFF),
+        UInt8(expected >> 24),
+      ])
+  }
+
+  @Test func aDecompressionBombStreamsAndFailsCleanlyUnderLimits() throws {
+    let folder = TemporaryFolder("bomb")
+    // 32 members of 64 MiB of zeros: 2 GiB from about 2 MB.
+    let member = try Shell.run(
+      "/bin/gzip", ["-9", "-c"], input: [UInt8](repeating: 0, count: 64 << 20)
+    ).stdout
+    var bomb: [UInt8] = []
+    for _ in 0..<32 { bomb += member }
+    try folder.write("bomb.bin.gz", bomb)
+    #expect(bomb.count < 4_000_000)
+    let tested = try Shell.sh(
+      "/usr/bin/time -f '%M' \(Shell.quote(SqueezeBinary.path)) -t \(Shell.quote(folder.url("bomb.bin.gz")))"
+    )
+    #expect(tested.status == 0, "a bomb is not an error by itself")
+    let peak = Int(tested.stderrText.split(separator: "\n").last ?? "") ?? 0
+    #expect(peak > 0 && peak < 100_000, "bounded memory: \(peak) KB")
+    let limited = try Shell.sh(
+      "ulimit -f 20000; exec \(Shell.quote(SqueezeBinary.path)) -d \(Shell.quote(folder.url("bomb.bin.gz")))"
+    )
+    #expect(limited.status == 1)
+    #expect(limited.stderrText.contains("File too large (errno 27)"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("bomb.bin")), "no partial output")
+    #expect(FaultTests.temporaries(in: folder.path).isEmpty)
+  }
+}
