@@ -13,6 +13,12 @@
 /// syncfs(2): commit the file system containing fd to disk.
 static inline int squeeze_syncfs(int fd) { return (int)syscall(SYS_syncfs, fd); }
 
+/// getdents64(2): reads directory entries of fd into buf (struct linux_dirent64 records:
+/// d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name NUL-terminated).
+static inline long squeeze_getdents64(int fd, void *buf, unsigned long size) {
+  return syscall(SYS_getdents64, fd, buf, size);
+}
+
 /// gettid(2): the calling thread's id (for diagnostics).
 static inline int squeeze_gettid(void) { return (int)syscall(SYS_gettid); }
 

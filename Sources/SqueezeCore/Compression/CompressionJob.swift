@@ -57,13 +57,17 @@ final class CompressionJob {
   let header: [UInt8]
   /// The output being written.
   let output: TemporaryOutput
+  /// The output's file system when it is known without asking (beside the source: the
+  /// source folder's), or nil.
+  let outputDevice: UInt64?
   /// The run's shared state.
   let context: JobContext
 
   private init(
     source: SourceFile, layout: BlockLayout, header: [UInt8], output: TemporaryOutput,
-    context: JobContext
+    outputDevice: UInt64?, context: JobContext
   ) {
+    self.outputDevice = outputDevice
     input = source.descriptor
     before = source.status
     self.source = source.location
@@ -102,10 +106,16 @@ final class CompressionJob {
       throw .outputNameTooLong(display, bytes: outputName.count)
     }
     let existing: ExistingOutput
-    do {
-      existing = try ExistingOutput.inspect(target, sourceName: name, source: source.status)
-    } catch {
-      throw .cannotCreateOutput(display, error)
+    if case .besideSources = settings.plan.destination, !file.outputListedBeside {
+      // Not there when the folder was listed; if it appears meanwhile, publishing (with
+      // RENAME_NOREPLACE) finds it and judges it then.
+      existing = .absent
+    } else {
+      do {
+        existing = try ExistingOutput.inspect(target, sourceName: name, source: source.status)
+      } catch {
+        throw .cannotCreateOutput(display, error)
+      }
     }
     switch existing {
     // With --rm an up-to-date output is written again, so the source is removed only after an
@@ -128,7 +138,10 @@ final class CompressionJob {
       CompressionJob(
         source: source,
         layout: BlockLayout(blockSize: context.workspaces.blockSize, length: source.status.size),
-        header: header.encoded, output: output, context: context))
+        header: header.encoded, output: output,
+        outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
+          ? list.folderIdentity(of: file).device : nil,
+        context: context))
   }
 
   /// Fails when the source grew past the length it had when opened: reading at that
@@ -140,7 +153,8 @@ final class CompressionJob {
     }
   }
 
-  /// Writes the trailer, checks the source did not change, verifies the output by
+  /// Writes the trailer (unless the caller did), checks the source did not change (unless it
+  /// was read whole by one `read`, which is one state of the file), verifies the output by
   /// decompressing it when the source is to be removed (`--rm`), and closes it with the
   /// source's metadata.
   ///
@@ -150,13 +164,18 @@ final class CompressionJob {
   /// - Returns: what to hand the publisher.
   /// - Throws: ``FileFailure`` when the source changed or the output cannot be written or
   ///   does not verify.
-  func finish(bytesRead: Int64, crc: UInt32) throws(FileFailure) -> PreparedOutput {
-    try output.write(GzipTrailer(crc: crc, uncompressedSize: bytesRead).encoded)
-    try checkUnchanged(bytesRead: bytesRead)
+  func finish(
+    bytesRead: Int64, crc: UInt32, trailerWritten: Bool = false, readAtOnce: Bool = false
+  ) throws(FileFailure) -> PreparedOutput {
+    if !trailerWritten {
+      try output.write(GzipTrailer(crc: crc, uncompressedSize: bytesRead).encoded)
+    }
+    if !readAtOnce { try checkUnchanged(bytesRead: bytesRead) }
     let settings = context.settings
     var request = try output.finish(
       metadataFrom: before, modificationTime: before.modificationTime,
-      copiesOwnership: settings.copiesOwnership, publisher: context.publisher)
+      copiesOwnership: settings.copiesOwnership, publisher: context.publisher,
+      knownDevice: outputDevice)
     var removal: Removal? = nil
     if settings.removesSources {
       try Verification.verify(

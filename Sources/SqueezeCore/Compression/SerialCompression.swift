@@ -29,6 +29,7 @@ extension CompressionJob {
     var dictionaryLength = 0
     // One byte read ahead tells whether a full block is the last one.
     var carried: UInt8? = nil
+    var readCalls = 0
     while true {
       if context.stop.isSet || Task.isCancelled { throw .interrupted }
       let block = UnsafeMutableRawBufferPointer(
@@ -39,12 +40,14 @@ extension CompressionJob {
         count = 1
         carried = nil
       }
-      count += try readBlock(into: UnsafeMutableRawBufferPointer(rebasing: block[count...]))
+      count += try readBlock(
+        into: UnsafeMutableRawBufferPointer(rebasing: block[count...]),
+        knownEnd: before.size > 0 ? before.size - bytesRead - Int64(count) : nil, calls: &readCalls)
       var isLast = count < blockSize
       if !isLast {
         var next: UInt8 = 0
         let extra = try withUnsafeMutableBytes(of: &next) { (raw) throws(FileFailure) in
-          try readBlock(into: raw)
+          try readBlock(into: raw, knownEnd: nil, calls: &readCalls)
         }
         if extra == 1 { carried = next } else { isLast = true }
       }
@@ -71,15 +74,32 @@ extension CompressionJob {
         rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
       ).copyMemory(from: tail)
     }
-    // Header (for a one-block file) and last block go out in one write.
+    // Header (for a one-block file), last block and trailer go out in one write.
+    let trailer = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).encoded
+    trailer.withUnsafeBytes {
+      UnsafeMutableRawBufferPointer(rebasing: output[used..<(used + 8)]).copyMemory(from: $0)
+    }
+    used += 8
     try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
-    return try finish(bytesRead: bytesRead, crc: crc.value)
+    // A file read whole by one read(2), ending exactly at the size fstat gave, is one state
+    // of the file; otherwise its size and time are checked again.
+    let readAtOnce = readCalls == 1 && bytesRead == before.size && before.size > 0
+    return try finish(
+      bytesRead: bytesRead, crc: crc.value, trailerWritten: true, readAtOnce: readAtOnce)
   }
 
   /// Reads until `buffer` is full or the file ends.
-  private func readBlock(into buffer: UnsafeMutableRawBufferPointer) throws(FileFailure) -> Int {
+  ///
+  /// - Parameter knownEnd: the bytes left before the size `fstat` gave, when it gave one: a
+  ///   short read that ends exactly there is taken as the end of the file, which saves the
+  ///   `read` that would return 0 on every small file. (Growth after that point is still
+  ///   caught: the file's size is checked again once it has been read.)
+  private func readBlock(
+    into buffer: UnsafeMutableRawBufferPointer, knownEnd: Int64?, calls: inout Int
+  ) throws(FileFailure) -> Int {
     var total = 0
     while total < buffer.count {
+      calls += 1
       let count = Glibc.read(input, buffer.baseAddress! + total, buffer.count - total)
       if count < 0 {
         if errno == EINTR { continue }
@@ -87,6 +107,7 @@ extension CompressionJob {
       }
       if count == 0 { break }
       total += count
+      if let knownEnd, Int64(total) == knownEnd, total < buffer.count { break }
     }
     return total
   }

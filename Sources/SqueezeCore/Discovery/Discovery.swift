@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// What to select while walking.
@@ -213,6 +214,7 @@ struct Discovery {
       let entries = readEntries(of: folder, display: display)
     else { return [] }
     var subfolders: [Int32] = []
+    let firstFile = result.files.files.count
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let name = entry.name
       let path = display.appending(name)
@@ -299,6 +301,15 @@ struct Discovery {
         subfolders.append(Int32(result.files.directories.count - 1))
       default:
         skip(path, SkipReason(kind: status.kind) ?? .device)
+      }
+    }
+    if options.wanted == .uncompressed {
+      // Which files already have an output beside them, from the listing just read.
+      let suffix = options.suffix.bytes
+      let compressed = Set(entries.lazy.map(\.name).filter { $0.hasSuffix(suffix) })
+      for index in firstFile..<result.files.files.count {
+        let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
+        result.files.files[index].outputListedBeside = compressed.contains(name)
       }
     }
     return subfolders
@@ -416,36 +427,41 @@ extension SkipReason {
   }
 }
 
-/// Reads a folder's entries with `readdir(3)`.
+/// Reads a folder's entries with `getdents64(2)`, straight from the open folder (no `DIR`,
+/// no duplicated descriptor).
 enum DirectoryReader {
   /// Every entry but `.` and `..`: the raw name and `d_type` (`DT_UNKNOWN` when the file
   /// system does not say).
   ///
-  /// - Parameter folder: an open folder descriptor; it is duplicated, not consumed.
-  /// - Throws: ``SystemError`` from `fdopendir(3)` or `readdir(3)`.
+  /// - Parameter folder: an open folder descriptor, read from its current position (a fresh
+  ///   descriptor starts at the beginning).
+  /// - Throws: ``SystemError`` from `getdents64(2)`.
   static func entries(of folder: Int32) throws(SystemError) -> [(name: RawPath, type: UInt8)] {
-    let copy = fcntl(folder, F_DUPFD_CLOEXEC, 0)
-    guard copy >= 0 else { throw SystemError.current }
-    guard let stream = fdopendir(copy) else {
-      let error = SystemError.current
-      close(copy)
-      throw error
-    }
-    defer { closedir(stream) }
-    // fdopendir shares the file position with `folder`: start from the top.
-    rewinddir(stream)
+    let size = 64 * 1024
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
+    defer { buffer.deallocate() }
     var entries: [(name: RawPath, type: UInt8)] = []
     while true {
-      errno = 0
-      guard let entry = readdir(stream) else {
-        if errno != 0 { throw SystemError.current }
-        break
+      let count = squeeze_getdents64(folder, buffer.baseAddress, UInt(size))
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw SystemError.current
       }
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
-        Array(raw.prefix { $0 != 0 })
+      if count == 0 { break }
+      var offset = 0
+      while offset < count {
+        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+        let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt16.self))
+        guard length > 19, offset + length <= count else { throw SystemError(code: EIO) }
+        let type = buffer[offset + 18]
+        let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 19)..<(offset + length)])
+        let name = Array(nameBytes.prefix { $0 != 0 })
+        offset += length
+        if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] {
+          continue
+        }
+        entries.append((RawPath(bytes: name), type))
       }
-      if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-      entries.append((RawPath(bytes: name), entry.pointee.d_type))
     }
     return entries
   }

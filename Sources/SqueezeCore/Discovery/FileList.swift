@@ -48,10 +48,19 @@ struct FileList: Sendable {
     var inode: UInt64
     /// Hard-link count when listed.
     var linkCount: UInt32
+    /// Whether the folder listing also held this name with the compressed suffix (`a.txt`
+    /// and `a.txt.gz`): when it did not, compressing beside it need not look for an existing
+    /// output (one that appears meanwhile is caught when it is renamed into place).
+    var outputListedBeside = true
   }
 
   var roots: [Root] = []
-  var directories: [Directory] = []
+  var directories: [Directory] = [] {
+    didSet { extendDirectoryPaths() }
+  }
+  /// Each folder's path relative to its root, computed once when the folder is added (a
+  /// file's paths are built many times: to open it, to name its output, in messages).
+  private var directoryPaths: [RawPath] = []
   var files: [File] = []
   /// All folder and file names, back to back.
   var names: [UInt8] = []
@@ -80,21 +89,21 @@ struct FileList: Sendable {
 
   /// The folder of `directory` relative to its root ("" for the root's own folder).
   func relativePath(ofDirectory directory: Int32) -> RawPath {
-    var chain: [Int32] = []
-    var current = directory
-    while current >= 0 {
-      chain.append(current)
-      current = directories[Int(current)].parent
-    }
-    var bytes: [UInt8] = []
-    for index in chain.reversed() {
-      let folder = directories[Int(index)]
-      guard folder.nameLength > 0 else { continue }
-      if !bytes.isEmpty { bytes.append(UInt8(ascii: "/")) }
+    directoryPaths[Int(directory)]
+  }
+
+  /// Computes the paths of folders added since the last call.
+  private mutating func extendDirectoryPaths() {
+    while directoryPaths.count < directories.count {
+      let folder = directories[directoryPaths.count]
+      guard folder.parent >= 0, folder.nameLength > 0 else {
+        directoryPaths.append("")
+        continue
+      }
       let start = Int(folder.nameOffset)
-      bytes.append(contentsOf: names[start..<(start + Int(folder.nameLength))])
+      let name = RawPath(bytes: names[start..<(start + Int(folder.nameLength))])
+      directoryPaths.append(directoryPaths[Int(folder.parent)].appending(name))
     }
-    return RawPath(bytes: bytes)
   }
 
   /// The root a file belongs to.

@@ -17,10 +17,12 @@ import Synchronization
 /// over an output squeeze itself owns. After the last batch it commits once more, so the
 /// renames themselves are on disk when the run returns.
 ///
-/// Each waiting task is suspended on a checked continuation that this thread resumes
-/// exactly once, with the outcome, on every path (published, failed, cancelled, shut down).
-/// Blocking here (the syncs can take a while on a real disk) never takes a thread from
-/// Swift's cooperative pool.
+/// Whoever hands in a temporary does not wait: its completion handler runs on this thread
+/// exactly once, with the outcome, on every path (published, failed, cancelled, shut down),
+/// so no compression thread is ever held by a sync. Blocking here (the syncs can take a
+/// while on a real disk) never takes a thread from Swift's cooperative pool. A batch is
+/// gathered for up to a millisecond after the first request arrives, so the thread wakes
+/// and syncs once per batch rather than once per small file.
 final class Publisher: Sendable {
   /// One temporary to publish.
   struct Request: Sendable {
@@ -59,13 +61,11 @@ final class Publisher: Sendable {
 
   private struct Waiting {
     let request: Request
-    let continuation: CheckedContinuation<Outcome, Never>
-    /// Called on the publisher thread right before the continuation is resumed.
-    let onReady: @Sendable () -> Void
+    /// Called once, on the publisher thread, with the outcome.
+    let completion: @Sendable (Outcome) -> Void
 
     func resume(returning outcome: Outcome) {
-      onReady()
-      continuation.resume(returning: outcome)
+      completion(outcome)
     }
   }
 
@@ -113,13 +113,16 @@ final class Publisher: Sendable {
     }
   }
 
+  /// Publishes `request` in the next batch; `completion` runs on the publisher thread,
+  /// exactly once, when the output is on disk under its final name or has failed.
+  func submit(_ request: Request, completion: @escaping @Sendable (Outcome) -> Void) {
+    enqueue(Waiting(request: request, completion: completion))
+  }
+
   /// Publishes `request`, suspending until it is on disk under its final name or has failed.
-  ///
-  /// - Parameter onReady: called on the publisher thread just before the waiting task is
-  ///   resumed (it is then ready to run again: the task-state log counts it as enqueued).
-  func publish(_ request: Request, onReady: @escaping @Sendable () -> Void = {}) async -> Outcome {
+  func publish(_ request: Request) async -> Outcome {
     await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-      enqueue(Waiting(request: request, continuation: continuation, onReady: onReady))
+      submit(request) { continuation.resume(returning: $0) }
     }
   }
 
@@ -142,6 +145,14 @@ final class Publisher: Sendable {
       waiting.resume(returning: .cancelled)
     }
   }
+
+  /// A batch this big is published at once; a smaller one waits ``gatherMicroseconds`` for
+  /// more.
+  static let gatherTarget = 256
+  /// How long a small batch waits for more files: 1 ms.
+  static let gatherMicroseconds: UInt32 = 1000
+
+  private var isClosed: Bool { state.withLock { $0.closed } }
 
   /// Publishes whatever is pending, commits the renames to disk, and stops the thread;
   /// returns when it has.
@@ -177,7 +188,15 @@ final class Publisher: Sendable {
         return .sleep
       }
       switch next {
-      case .batch(let batch):
+      case .batch(var batch):
+        if batch.count < Publisher.gatherTarget && !isClosed {
+          // Let a few more finished files arrive: one wake-up and one sync for all of them.
+          usleep(Publisher.gatherMicroseconds)
+          batch += state.withLock { state in
+            defer { state.pending = [] }
+            return state.pending
+          }
+        }
         publishBatch(batch)
       case .sleep:
         wakeup.wait()

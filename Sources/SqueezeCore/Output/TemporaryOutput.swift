@@ -19,6 +19,9 @@ final class TemporaryOutput {
   private(set) var bytesWritten: Int64 = 0
   private var handedOver = false
 
+  /// Who new files belong to: this process's effective user and group (read once).
+  static let owner = (user: geteuid(), group: getegid())
+
   /// Creates the temporary beside `target`, creating missing folders of a mirror with
   /// `folderPermissions`.
   ///
@@ -87,17 +90,25 @@ final class TemporaryOutput {
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a write error.
   func finish(
     metadataFrom status: FileStatus, modificationTime: Timestamp, copiesOwnership: Bool,
-    publisher: Publisher
+    publisher: Publisher, knownDevice: UInt64? = nil
   ) throws(FileFailure) -> Publisher.Request {
-    if copiesOwnership { _ = fchown(descriptor, status.userID, status.groupID) }
+    // A new file is ours already: change the owner only when the source's differs.
+    if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
+      _ = fchown(descriptor, status.userID, status.groupID)
+    }
     _ = fchmod(descriptor, mode_t(status.permissions & 0o1777))
     var times = [status.accessTime.timespec, modificationTime.timespec]
     _ = futimens(descriptor, &times)
-    var raw = stat()
-    guard fstat(descriptor, &raw) == 0 else {
-      throw .cannotWriteOutput(display, SystemError.current)
+    let device: UInt64
+    if let knownDevice {
+      device = knownDevice
+    } else {
+      var raw = stat()
+      guard fstat(descriptor, &raw) == 0 else {
+        throw .cannotWriteOutput(display, SystemError.current)
+      }
+      device = UInt64(raw.st_dev)
     }
-    let device = UInt64(raw.st_dev)
     publisher.registerFileSystem(device, using: descriptor)
     let closing = descriptor
     descriptor = -1

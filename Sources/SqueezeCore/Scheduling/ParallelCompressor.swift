@@ -88,6 +88,8 @@ actor ParallelCompressor {
 
   /// What happened to each file so far.
   private var results = RunResults()
+  /// Finished files' outcomes on their way to ``results``.
+  nonisolated let outcomes = OutcomeChannel()
 
   /// The actor's own serial executor: a thread of its own, so entering the actor never waits
   /// for a thread of the cooperative pool, which compression keeps busy. Measured on 2 cores
@@ -157,13 +159,25 @@ actor ParallelCompressor {
   @concurrent
   nonisolated func compressAll() async -> RunResults {
     let order = startOrder()
+    async let recorded: Void = recordOutcomes()
     if configuration.isolation == .detached {
       await runDetached(order)
     } else {
       await runBounded(order)
     }
+    // Every output is published (or removed) and its outcome posted.
     await publisher.shutdown()
+    outcomes.finish()
+    await recorded
     return await finish()
+  }
+
+  /// Records outcomes as they arrive, a batch per entry into the actor.
+  private func recordOutcomes() async {
+    for await _ in outcomes.wakeups {
+      for entry in outcomes.drain() { record(entry.outcome, path: entry.path) }
+    }
+    for entry in outcomes.drain() { record(entry.outcome, path: entry.path) }
   }
 
   /// What a file's task holds when it starts.
@@ -178,19 +192,49 @@ actor ParallelCompressor {
 
   /// Starts each file when a slot (or the big-file gate) is free: at most `jobs`
   /// compressions at once.
+  ///
+  /// In the `nonisolated` mode, small files go in batches (see ``SmallFileBatch``): one
+  /// child task and one slot for up to 64 files, so a folder of tiny files does not pay a
+  /// task creation and two thread hand-offs per file. Each file still has its own task in the
+  /// task-state log.
   private nonisolated func runBounded(_ order: [Int]) async {
     await withDiscardingTaskGroup { group in
+      var batch = SmallFileBatch()
+      func startBatch() async -> Bool {
+        guard !batch.isEmpty else { return true }
+        let files = batch.take()
+        guard await slots.acquire(), !stop.isSet else { return false }
+        group.addTask { await self.runBatch(files) }
+        return true
+      }
       for index in order {
         guard let path = await admit(index) else { continue }
+        if configuration.isolation == .nonisolated && !usesParallelBlocks(index) {
+          batch.append(index: index, path: path, size: configuration.list.files[index].size)
+          if batch.isFull, !(await startBatch()) { return }
+          continue
+        }
         let holding: Holding = usesParallelBlocks(index) ? .gate : .slot
         let admitted = await (holding == .gate ? bigFileGate : slots).acquire()
-        guard admitted, !stop.isSet else { break }
+        guard admitted, !stop.isSet else { return }
         let task = tracker.create(id: index + 1, file: path)
         group.addTask {
           await self.run(task, index: index, path: path, holding: holding)
         }
       }
+      _ = await startBatch()
     }
+  }
+
+  /// Small files run one after another in one task holding one slot.
+  private nonisolated func runBatch(_ files: [(index: Int, path: RawPath)]) async {
+    for (index, path) in files {
+      if stop.isSet { break }
+      var task = tracker.create(id: index + 1, file: path)
+      task.move(to: .running)
+      handOver(processHere(index), task: task, path: path)
+    }
+    slots.release()
   }
 
   /// The session's literal final code: one `Task.detached` per file, all created at once,
@@ -216,7 +260,7 @@ actor ParallelCompressor {
     if configuration.dropped.contains(index) { return nil }
     let path = configuration.list.displayPath(of: configuration.list.files[index])
     if let failure = configuration.preFailed[index] {
-      await record(.failed(failure), path: path)
+      outcomes.post(OutcomeChannel.Entry(path: path, outcome: .failed(failure)))
       return nil
     }
     return path
@@ -232,8 +276,8 @@ actor ParallelCompressor {
     case verified(bytesIn: Int64, bytesOut: Int64)
   }
 
-  /// One file's task: work where the isolation mode says, give the slot back, publish,
-  /// remove the source when asked, record.
+  /// One file's task: work where the isolation mode says, give the slot back, and hand the
+  /// output to the publisher, which finishes the file (the task does not wait for it).
   private nonisolated func run(_ task: TrackedTask, index: Int, path: RawPath, holding: Holding)
     async
   {
@@ -254,11 +298,65 @@ actor ParallelCompressor {
       (processed, task) = await MainActorCompression.process(index, task: task, compressor: self)
     }
     if holding == .slot { slots.release() }
-    let outcome = await publish(processed, index: index, task: &task)
-    // Ready again, waiting for the actor to record the outcome.
-    if task.state != .enqueued { task.move(to: .enqueued) }
-    tracker.actorWaitBegan()
-    await record(outcome, path: path, task: task)
+    handOver(processed, task: task, path: path)
+  }
+
+  /// Hands a processed file's output to the publisher, which finishes the file (nobody
+  /// waits for it), or ends the file's task at once.
+  private nonisolated func handOver(
+    _ processed: Result<Processed, FileFailure>, task: TrackedTask, path: RawPath
+  ) {
+    var task = task
+    switch processed {
+    case .success(.prepared(let ready)):
+      // A block-parallel file is already suspended (it waited on its blocks).
+      if task.state != .suspended { task.move(to: .suspended) }
+      let waiting = task
+      publisher.submit(ready.request) { publication in
+        // On the publisher's thread, once the output is on disk (or not).
+        self.conclude(waiting, path: path, self.outcome(of: ready, publication))
+      }
+    case .success(.upToDate(let bytes)):
+      conclude(task, path: path, .upToDate(bytes: bytes))
+    case .success(.verified(let bytesIn, let bytesOut)):
+      conclude(task, path: path, .verified(bytesIn: bytesIn, bytesOut: bytesOut))
+    case .failure(let failure):
+      conclude(task, path: path, .failed(failure))
+    }
+  }
+
+  /// Ends a file's task with its outcome and posts the outcome to the actor.
+  private nonisolated func conclude(_ task: TrackedTask, path: RawPath, _ outcome: FileOutcome) {
+    var task = task
+    task.move(to: outcome.isFailure ? .failed : .finished)
+    outcomes.post(OutcomeChannel.Entry(path: path, outcome: outcome))
+  }
+
+  /// What a publication came to, with the source removed when asked (`--rm`).
+  private nonisolated func outcome(of ready: PreparedOutput, _ publication: Publisher.Outcome)
+    -> FileOutcome
+  {
+    switch publication {
+    case .published:
+      let removal = ready.removal.map {
+        SourceRemoval.remove($0, force: configuration.settings.force)
+      }
+      return .done(
+        bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
+        removal: removal)
+    case .failed(.rename, let error) where error.code == EEXIST:
+      // Another run (cron overlap) published this output first.
+      if let recheck = ready.recheck, recheck.isUpToDate() {
+        return .upToDate(bytes: ready.bytesIn)
+      }
+      return .failed(
+        ready.recheck == nil
+          ? .outputAlreadyExists(ready.outputDisplay) : .outputAppeared(ready.outputDisplay))
+    case .failed(let step, let error):
+      return .failed(.cannotPublish(ready.outputDisplay, step, error))
+    case .cancelled:
+      return .failed(.interrupted)
+    }
   }
 
   /// Works on file `index` on the calling thread, whatever actor that is: the synchronous,
@@ -304,59 +402,12 @@ actor ParallelCompressor {
     return (result, task)
   }
 
-  /// Waits (suspended) for the publisher when there is an output to publish, then removes
-  /// the source when asked (`--rm`).
-  private nonisolated func publish(
-    _ processed: Result<Processed, FileFailure>, index: Int, task: inout TrackedTask
-  ) async -> FileOutcome {
-    switch processed {
-    case .failure(let failure):
-      return .failed(failure)
-    case .success(.upToDate(let bytes)):
-      return .upToDate(bytes: bytes)
-    case .success(.verified(let bytesIn, let bytesOut)):
-      return .verified(bytesIn: bytesIn, bytesOut: bytesOut)
-    case .success(.prepared(let ready)):
-      // A block-parallel file is already suspended (it waited on its blocks).
-      if task.state != .suspended { task.move(to: .suspended) }
-      // Ready to run again as soon as the publisher resumes it.
-      let outcome = await publisher.publish(
-        ready.request, onReady: task.transitionHandle(to: .enqueued))
-      task.assume(.enqueued)
-      switch outcome {
-      case .published:
-        let removal = ready.removal.map {
-          SourceRemoval.remove($0, force: configuration.settings.force)
-        }
-        return .done(
-          bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
-          removal: removal)
-      case .failed(.rename, let error) where error.code == EEXIST:
-        // Another run (cron overlap) published this output first.
-        if let recheck = ready.recheck, recheck.isUpToDate() {
-          return .upToDate(bytes: ready.bytesIn)
-        }
-        return .failed(
-          ready.recheck == nil
-            ? .outputAlreadyExists(ready.outputDisplay) : .outputAppeared(ready.outputDisplay))
-      case .failed(let step, let error):
-        return .failed(.cannotPublish(ready.outputDisplay, step, error))
-      case .cancelled:
-        return .failed(.interrupted)
-      }
-    }
-  }
-
-  /// Records one file's outcome: results, progress, messages, and the task's last state.
+  /// Records one file's outcome: results, progress and messages.
   ///
   /// - Parameters:
   ///   - outcome: what happened.
   ///   - path: the file, as displayed.
-  ///   - task: the file's task, moved to `finished` or `failed`; nil for a file that failed
-  ///     before a task was created (an output collision).
-  private func record(_ outcome: FileOutcome, path: RawPath, task: TrackedTask? = nil) {
-    if task != nil { tracker.actorWaitEnded() }
-    var task = task
+  private func record(_ outcome: FileOutcome, path: RawPath) {
     let verbose = configuration.verbose
     switch outcome {
     case .done(let bytesIn, let bytesOut, let output, let removal):
@@ -372,15 +423,13 @@ actor ParallelCompressor {
             : "\(path.displayString): \(sizes) → \(output.displayString)")
       }
       switch removal {
-      case nil:
-        task?.move(to: .finished)
+      case nil, .alreadyGone:
+        break
       case .removed:
         results.removed += 1
-        task?.move(to: .finished)
         if verbose { feed.message("\(path.displayString): removed") }
       case .keptHardLinked(let links):
         results.keptHardLinked += 1
-        task?.move(to: .finished)
         if !configuration.quiet {
           feed.message(
             "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
@@ -388,37 +437,29 @@ actor ParallelCompressor {
         }
       case .keptChanged:
         results.keptChanged += 1
-        task?.move(to: .finished)
         if !configuration.quiet {
           feed.message("squeeze: \(path.displayString): changed after it was read; kept")
         }
-      case .alreadyGone:
-        task?.move(to: .finished)
       case .failed(let error):
         results.failures.append((path, .cannotRemove(error)))
-        task?.move(to: .failed)
         feed.message("squeeze: \(path.displayString): \(FileFailure.cannotRemove(error))")
       }
     case .upToDate(let bytes):
       results.upToDate += 1
       results.bytesUpToDate += bytes
-      task?.move(to: .finished)
       feed.fileDone(failed: false)
       if verbose { feed.message("\(path.displayString): up to date") }
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
-      task?.move(to: .finished)
       feed.fileDone(failed: false)
       if verbose { feed.message("\(path.displayString): OK") }
     case .failed(.interrupted):
       // Not a failure of the file: the run is stopping. Not counted as done either.
       results.interrupted = true
-      task?.move(to: .failed)
     case .failed(let failure):
       results.failures.append((path, failure))
-      task?.move(to: .failed)
       feed.fileDone(failed: true)
       feed.message("squeeze: \(path.displayString): \(failure)")
     }
@@ -427,6 +468,36 @@ actor ParallelCompressor {
   private func finish() -> RunResults {
     if stop.isSet { results.interrupted = true }
     return results
+  }
+}
+
+/// Consecutive small files started together (`nonisolated` mode): at most
+/// ``maximumFiles`` files or ``maximumBytes`` bytes, so a batch takes about as long as a
+/// block of a big file and the slots stay fair.
+struct SmallFileBatch {
+  /// Most files in a batch.
+  static let maximumFiles = 64
+  /// Most source bytes in a batch: 512 KiB.
+  static let maximumBytes: Int64 = 512 * 1024
+
+  private var files: [(index: Int, path: RawPath)] = []
+  private var bytes: Int64 = 0
+
+  var isEmpty: Bool { files.isEmpty }
+  var isFull: Bool { files.count >= Self.maximumFiles || bytes >= Self.maximumBytes }
+
+  mutating func append(index: Int, path: RawPath, size: Int64) {
+    files.append((index, path))
+    bytes += size
+  }
+
+  /// Empties the batch, returning its files.
+  mutating func take() -> [(index: Int, path: RawPath)] {
+    defer {
+      files = []
+      bytes = 0
+    }
+    return files
   }
 }
 

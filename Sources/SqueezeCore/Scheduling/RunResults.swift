@@ -35,4 +35,14 @@ enum FileOutcome: Sendable {
   case verified(bytesIn: Int64, bytesOut: Int64)
   /// Failed.
   case failed(FileFailure)
+
+  /// True when the file's task ends `failed`: its work failed, or its source could not be
+  /// removed (`--rm`), or the run stopped first.
+  var isFailure: Bool {
+    switch self {
+    case .failed: true
+    case .done(_, _, _, .failed?): true
+    default: false
+    }
+  }
 }

@@ -47,21 +47,6 @@ struct TrackedTask: Sendable {
   private(set) var state: TaskState
   let tracker: TaskTracker
 
-  /// A closure that moves the task from its current state to `next` from another thread (the
-  /// thread that makes it ready, such as the publisher's), after which the task itself calls
-  /// ``assume(_:)`` with the same state.
-  func transitionHandle(to next: TaskState) -> @Sendable () -> Void {
-    let (tracker, id, from) = (self.tracker, self.id, state)
-    return {
-      if from.canMove(to: next) { tracker.transition(id: id, from: from, to: next) }
-    }
-  }
-
-  /// Records that a ``transitionHandle(to:)`` already moved the task to `next`.
-  mutating func assume(_ next: TaskState) {
-    state = next
-  }
-
   /// Moves to `next`, updating the counters and logging the transition.
   mutating func move(to next: TaskState) {
     guard state.canMove(to: next) else {
