@@ -7,6 +7,7 @@
 #include <linux/openat2.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -46,3 +47,9 @@ static const unsigned int SQUEEZE_RENAME_NOREPLACE = RENAME_NOREPLACE;
 static const unsigned long long SQUEEZE_RESOLVE_NO_SYMLINKS = RESOLVE_NO_SYMLINKS;
 static const unsigned long long SQUEEZE_RESOLVE_BENEATH = RESOLVE_BENEATH;
 static const unsigned long long SQUEEZE_RESOLVE_NO_MAGICLINKS = RESOLVE_NO_MAGICLINKS;
+
+/// fgetxattr(2): the size of extended attribute `name` of fd (its value is not read), or -1
+/// with errno ENODATA when it is absent.
+static inline long squeeze_fgetxattr_size(int fd, const char *name) {
+  return (long)fgetxattr(fd, name, 0, 0);
+}

@@ -1,8 +1,9 @@
 import CZlib
 import Glibc
 
-/// The run's shared, immutable state every file job reads.
-struct JobContext: Sendable {
+/// The run's shared, immutable state every file job reads. A class, so handing it to a
+/// job costs one reference count rather than a copy of every field.
+final class JobContext: Sendable {
   let list: FileList
   let bases: BaseDirectories
   let settings: CompressionSettings
@@ -14,16 +15,32 @@ struct JobContext: Sendable {
   /// Removes stale temporaries from output folders of a mirror.
   let cleaner: TemporaryCleaner
 
+  init(
+    list: FileList, bases: BaseDirectories, settings: CompressionSettings,
+    namer: TemporaryNamer, publisher: Publisher, workspaces: WorkspacePool,
+    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner
+  ) {
+    self.list = list
+    self.bases = bases
+    self.settings = settings
+    self.namer = namer
+    self.publisher = publisher
+    self.workspaces = workspaces
+    self.decoders = decoders
+    self.stop = stop
+    self.cleaner = cleaner
+  }
+
   /// Creates the temporary for `target` (after cleaning the folder of a mirror of stale
   /// temporaries, once per folder and run).
   func temporaryOutput(
-    for target: RelativeLocation, display: RawPath, replacesExisting: Bool,
-    folderPermissions: UInt16
+    for target: RelativeLocation, display: MessagePath, replacesExisting: Bool,
+    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
   ) throws(FileFailure) -> TemporaryOutput {
     if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
     return try TemporaryOutput(
       target: target, display: display, replacesExisting: replacesExisting, namer: namer,
-      folderPermissions: folderPermissions)
+      folderPermissions: folderPermissions, permissions: permissions)
   }
 }
 
@@ -82,7 +99,7 @@ final class CompressionJob {
   }
 
   /// The output path, for messages.
-  var outputDisplay: RawPath { output.display }
+  var outputDisplay: RawPath { output.display.path }
 
   /// Opens file `index` of the run's list for compression.
   ///
@@ -101,9 +118,9 @@ final class CompressionJob {
 
     let outputName = name.addingSuffix(settings.plan.naming.suffix)
     let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
-    let display = settings.plan.displayPath(named: outputName, of: file, in: list)
+    let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard outputName.count <= 255 else {
-      throw .outputNameTooLong(display, bytes: outputName.count)
+      throw .outputNameTooLong(display.path, bytes: outputName.count)
     }
     let existing: ExistingOutput
     if case .besideSources = settings.plan.destination, !file.outputListedBeside {
@@ -114,7 +131,7 @@ final class CompressionJob {
       do {
         existing = try ExistingOutput.inspect(target, sourceName: name, source: source.status)
       } catch {
-        throw .cannotCreateOutput(display, error)
+        throw .cannotCreateOutput(display.path, error)
       }
     }
     switch existing {
@@ -122,13 +139,17 @@ final class CompressionJob {
     // output this run made durable and verified.
     case .upToDate where !settings.force && !settings.removesSources:
       return .upToDate(bytes: source.status.size)
-    case .foreign where !settings.force: throw .outputExists(display)
-    case .inTheWay(let kind): throw .outputInTheWay(display, kind)
+    case .foreign where !settings.force: throw .outputExists(display.path)
+    case .inTheWay(let kind): throw .outputInTheWay(display.path, kind)
     default: break
     }
     let output = try context.temporaryOutput(
       for: target, display: display, replacesExisting: existing != .absent,
-      folderPermissions: list.permissions(ofDirectory: file.directory))
+      folderPermissions: list.permissions(ofDirectory: file.directory),
+      permissions: CreationPermissions.forOutput(
+        final: source.status.permissions,
+        folderHasNoDefaultACL: settings.plan.destination == .besideSources
+          && list.directories[Int(file.directory)].hasNoDefaultACL))
     let header = GzipHeader(
       name: settings.usesHeaderNameAndTime ? name.bytes : nil,
       modificationTime: settings.usesHeaderNameAndTime ? source.status.modificationTime : nil,
@@ -179,7 +200,8 @@ final class CompressionJob {
     var removal: Removal? = nil
     if settings.removesSources {
       try Verification.verify(
-        request.temporary, expectedLength: bytesRead, expectedCRC: crc, display: output.display,
+        request.temporary, expectedLength: bytesRead, expectedCRC: crc,
+        display: output.display.path,
         decoders: context.decoders)
       request.syncsAfterRename = true
       removal = Removal(source: source, status: before)

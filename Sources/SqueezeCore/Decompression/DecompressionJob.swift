@@ -34,19 +34,19 @@ enum DecompressionJob {
       }
     }
     let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
-    let display = settings.plan.displayPath(named: outputName, of: file, in: list)
+    let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard !outputName.isEmpty else { throw .unknownSuffix }
     var replaces = false
     do {
       _ = try target.status()
-      guard settings.force else { throw FileFailure.outputAlreadyExists(display) }
+      guard settings.force else { throw FileFailure.outputAlreadyExists(display.path) }
       replaces = true
     } catch let error as FileFailure {
       throw error
     } catch let error as SystemError where error.code == ENOENT {
       replaces = false
     } catch {
-      throw .cannotCreateOutput(display, error as? SystemError ?? SystemError(code: EIO))
+      throw .cannotCreateOutput(display.path, error as? SystemError ?? SystemError(code: EIO))
     }
     let output = try context.temporaryOutput(
       for: target, display: display, replacesExisting: replaces,

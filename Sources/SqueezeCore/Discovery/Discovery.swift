@@ -213,11 +213,14 @@ struct Discovery {
     guard let folder = openFolder(relative.isEmpty ? "." : relative, base: base, display: display),
       let entries = readEntries(of: folder, display: display)
     else { return [] }
+    result.files.directories[Int(directory)].hasNoDefaultACL =
+      CreationPermissions.folderHasNoDefaultACL(folder.rawValue)
     var subfolders: [Int32] = []
     let firstFile = result.files.files.count
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let name = entry.name
-      let path = display.appending(name)
+      // Built only for a message: most entries never need it.
+      var path: RawPath { display.appending(name) }
       if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
         skip(path, reason)
         continue

@@ -30,6 +30,9 @@ struct FileList: Sendable {
     var permissions: UInt16
     /// The folder's identity (`st_dev`, `st_ino`).
     var identity: FileIdentity
+    /// Checked when listed: the folder has no default ACL, so files created in it get the
+    /// bits asked for, less the umask (see ``CreationPermissions``). False when unchecked.
+    var hasNoDefaultACL = false
   }
 
   /// One selected regular file.

@@ -106,6 +106,10 @@ struct GzipHeader: Sendable, Equatable {
   /// The header's bytes.
   var encoded: [UInt8] {
     var output: [UInt8] = []
+    // One allocation: 10 fixed bytes, then the optional fields (RFC 1952 section 2.3).
+    output.reserveCapacity(
+      10 + (extra.map { $0.count + 2 } ?? 0) + (name.map { $0.count + 1 } ?? 0)
+        + (comment.map { $0.count + 1 } ?? 0))
     encode(into: &output)
     return output
   }

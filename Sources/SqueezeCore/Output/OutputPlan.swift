@@ -60,9 +60,12 @@ struct OutputPlan: Sendable {
   /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix.
   static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
     if !suffix.isEmpty && name.hasSuffix(suffix.bytes) { return true }
-    return [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].contains {
-      name.hasSuffix(Array($0.utf8))
-    }
+    return compressedSuffixes.contains { name.hasSuffix($0) }
+  }
+
+  /// The suffixes gzip treats as compressed, as bytes.
+  private static let compressedSuffixes = [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].map {
+    Array($0.utf8)
   }
 
   /// The output named `name` of `file`: the folder descriptor it is relative to, the folder
@@ -112,7 +115,9 @@ struct OutputPlan: Sendable {
   ///   same source file reached twice is listed in `duplicates` instead, to be dropped
   ///   silently.
   func collisions(in list: FileList) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
+    if cannotCollide(in: list) { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
+    firstByKey.reserveCapacity(list.files.count)
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
     for (index, file) in list.files.enumerated() {
@@ -136,6 +141,22 @@ struct OutputPlan: Sendable {
       }
     }
     return (collisions, duplicates)
+  }
+
+  /// True when no two files of `list` can have the same output, without looking at each
+  /// file: adding a suffix maps the distinct names of one listed folder to distinct names,
+  /// so outputs can only meet when one folder was listed twice (beside the sources: two
+  /// entries with the same identity, as overlapping arguments give) or when several
+  /// arguments share a mirror.
+  private func cannotCollide(in list: FileList) -> Bool {
+    guard case .addSuffix = naming else { return false }
+    switch destination {
+    case .besideSources:
+      var seen = Set<FileIdentity>(minimumCapacity: list.directories.count)
+      return list.directories.allSatisfy { seen.insert($0.identity).inserted }
+    case .mirror:
+      return list.roots.count <= 1
+    }
   }
 
   private enum OutputKey: Hashable {

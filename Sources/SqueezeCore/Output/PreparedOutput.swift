@@ -7,7 +7,7 @@ struct PreparedOutput: Sendable {
   /// Output bytes written.
   var bytesOut: Int64
   /// The output path, for messages.
-  var outputDisplay: RawPath
+  var outputDisplay: MessagePath
   /// The source to remove once the output is durable (`--rm`), or nil.
   var removal: Removal?
   /// How to judge a file that appeared at the output path while this one was being written

@@ -281,12 +281,21 @@ final class Publisher: Sendable {
   private func rename(_ request: Request) throws(SystemError) {
     let temporary = request.temporary
     let final = request.final
-    if temporary.relativePath.count < FileDescriptor.pathSliceLimit
-      && final.relativePath.count < FileDescriptor.pathSliceLimit
+    if temporary.directory.count + 1 + temporary.name.count < FileDescriptor.pathSliceLimit
+      && final.directory.count + 1 + final.name.count < FileDescriptor.pathSliceLimit
     {
-      try renamePaths(
-        temporary.base, temporary.relativePath, final.base, final.relativePath,
-        replacing: request.replacesExisting)
+      let replacing = request.replacesExisting
+      _ = try RawPath.withJoinedCString(temporary.directory, temporary.name) {
+        (cFrom) throws(SystemError) in
+        try RawPath.withJoinedCString(final.directory, final.name) { (cTo) throws(SystemError) in
+          try retryingOnInterrupt {
+            replacing
+              ? renameat(temporary.base, cFrom, final.base, cTo)
+              : squeeze_renameat2(
+                temporary.base, cFrom, final.base, cTo, SQUEEZE_RENAME_NOREPLACE)
+          }
+        }
+      }
     } else {
       let folder = try FileDescriptor.open(
         temporary.directory, in: temporary.base, flags: O_RDONLY | O_DIRECTORY)

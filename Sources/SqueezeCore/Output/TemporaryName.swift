@@ -24,6 +24,8 @@ import Synchronization
 struct TemporaryNamer: Sendable {
   /// The fixed part: `.squeeze-<host>-<boot>-<pidns>-<pid>-<start>-`.
   let prefix: String
+  /// `prefix` as bytes.
+  private let prefixBytes: [UInt8]
   /// The identity of this process, for the staleness test.
   let identity: ProcessIdentity
   /// The counter for `n`.
@@ -44,6 +46,7 @@ struct TemporaryNamer: Sendable {
   init(identity: ProcessIdentity) {
     self.identity = identity
     prefix = ".squeeze-\(identity.tag)-"
+    prefixBytes = Array(prefix.utf8)
     counter = Counter()
   }
 
@@ -55,8 +58,19 @@ struct TemporaryNamer: Sendable {
   /// A fresh name, unique within this process.
   func next() -> RawPath {
     let number = counter.value.wrappingAdd(1, ordering: .relaxed).newValue
-    return RawPath(prefix + String(number, radix: 16) + ".tmp")
+    // Built as bytes (one allocation): this runs once per output file.
+    let digits = max(1, (UInt64.bitWidth - number.leadingZeroBitCount + 3) / 4)
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(prefixBytes.count + digits + Self.commonSuffix.count)
+    bytes.append(contentsOf: prefixBytes)
+    for shift in stride(from: (digits - 1) * 4, through: 0, by: -4) {
+      bytes.append(Self.hexDigits[Int((number >> UInt64(shift)) & 0xF)])
+    }
+    bytes.append(contentsOf: Self.commonSuffix)
+    return RawPath(bytes: bytes)
   }
+
+  private static let hexDigits = Array("0123456789abcdef".utf8)
 
   /// True when `name` has the shape of a squeeze temporary.
   static func isTemporary(_ name: RawPath) -> Bool {

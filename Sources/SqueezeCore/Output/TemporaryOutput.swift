@@ -1,8 +1,9 @@
 import Glibc
 
-/// An output being written: a temporary file in the output's folder, created exclusively with
-/// mode 0600 (nobody reads a partial output), written, given its metadata, closed, and
-/// handed over as a ``Publisher/Request``. Dropped unfinished (any failure), it removes
+/// An output being written: a temporary file in the output's folder, created exclusively
+/// with mode 0600 or with the output's own final bits (``CreationPermissions``: nobody reads
+/// a partial output who could not read the finished one), written, given its metadata,
+/// closed, and handed over as a ``Publisher/Request``. Dropped unfinished (any failure), it removes
 /// the temporary: no partial output is ever left under any name.
 final class TemporaryOutput {
   /// The temporary's location.
@@ -10,7 +11,7 @@ final class TemporaryOutput {
   /// The final location.
   let target: RelativeLocation
   /// The final path, for messages.
-  let display: RawPath
+  let display: MessagePath
   /// Whether publishing replaces an existing file (one squeeze may replace).
   let replacesExisting: Bool
   /// The open temporary; -1 once closed.
@@ -18,6 +19,8 @@ final class TemporaryOutput {
   /// Bytes written so far.
   private(set) var bytesWritten: Int64 = 0
   private var handedOver = false
+  /// The bits the temporary was created with.
+  private var createdPermissions: mode_t
 
   /// Who new files belong to: this process's effective user and group (read once).
   static let owner = (user: geteuid(), group: getegid())
@@ -25,25 +28,30 @@ final class TemporaryOutput {
   /// Creates the temporary beside `target`, creating missing folders of a mirror with
   /// `folderPermissions`.
   ///
+  /// - Parameter permissions: the bits to create it with: `0600`, or the output's final bits
+  ///   when `open(2)` is known to give exactly those (``CreationPermissions``); `finish`
+  ///   then needs no `fchmod`.
   /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
   init(
-    target: RelativeLocation, display: RawPath, replacesExisting: Bool, namer: TemporaryNamer,
-    folderPermissions: UInt16
+    target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
+    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
   ) throws(FileFailure) {
     self.target = target
     self.display = display
     self.replacesExisting = replacesExisting
     temporary = target.sibling(named: namer.next())
+    createdPermissions = permissions
     let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY
     do {
       do throws(SystemError) {
-        descriptor = try temporary.open(flags: flags, permissions: 0o600).release()
+        descriptor = try temporary.open(flags: flags, permissions: permissions).release()
       } catch  where error.code == ENOENT && !temporary.directory.isEmpty {
         try temporary.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
-        descriptor = try temporary.open(flags: flags, permissions: 0o600).release()
+        createdPermissions = CreationPermissions.ownerOnly
+        descriptor = try temporary.open(flags: flags, permissions: createdPermissions).release()
       }
     } catch {
-      throw .cannotCreateOutput(display, error)
+      throw .cannotCreateOutput(display.path, error)
     }
   }
 
@@ -61,7 +69,7 @@ final class TemporaryOutput {
       let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
       if count < 0 {
         if errno == EINTR { continue }
-        throw .cannotWriteOutput(display, SystemError.current)
+        throw .cannotWriteOutput(display.path, SystemError.current)
       }
       offset += count
     }
@@ -96,16 +104,19 @@ final class TemporaryOutput {
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
       _ = fchown(descriptor, status.userID, status.groupID)
     }
-    _ = fchmod(descriptor, mode_t(status.permissions & 0o1777))
-    var times = [status.accessTime.timespec, modificationTime.timespec]
-    _ = futimens(descriptor, &times)
+    let permissions = mode_t(status.permissions & 0o1777)
+    if permissions != createdPermissions { _ = fchmod(descriptor, permissions) }
+    var times = (status.accessTime.timespec, modificationTime.timespec)
+    _ = withUnsafePointer(to: &times) {
+      $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+    }
     let device: UInt64
     if let knownDevice {
       device = knownDevice
     } else {
       var raw = stat()
       guard fstat(descriptor, &raw) == 0 else {
-        throw .cannotWriteOutput(display, SystemError.current)
+        throw .cannotWriteOutput(display.path, SystemError.current)
       }
       device = UInt64(raw.st_dev)
     }
@@ -113,7 +124,7 @@ final class TemporaryOutput {
     let closing = descriptor
     descriptor = -1
     if close(closing) != 0 && errno != EINTR {
-      throw .cannotWriteOutput(display, SystemError.current)
+      throw .cannotWriteOutput(display.path, SystemError.current)
     }
     handedOver = true
     return Publisher.Request(

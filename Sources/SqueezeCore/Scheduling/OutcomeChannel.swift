@@ -11,8 +11,8 @@ import Synchronization
 final class OutcomeChannel: Sendable {
   /// One file's outcome.
   struct Entry: Sendable {
-    /// The file, as displayed.
-    var path: RawPath
+    /// The file's index in the run's file list.
+    var file: Int
     /// What happened.
     var outcome: FileOutcome
   }

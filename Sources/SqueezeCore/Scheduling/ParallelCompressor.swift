@@ -175,9 +175,9 @@ actor ParallelCompressor {
   /// Records outcomes as they arrive, a batch per entry into the actor.
   private func recordOutcomes() async {
     for await _ in outcomes.wakeups {
-      for entry in outcomes.drain() { record(entry.outcome, path: entry.path) }
+      for entry in outcomes.drain() { record(entry.outcome, file: entry.file) }
     }
-    for entry in outcomes.drain() { record(entry.outcome, path: entry.path) }
+    for entry in outcomes.drain() { record(entry.outcome, file: entry.file) }
   }
 
   /// What a file's task holds when it starts.
@@ -208,18 +208,18 @@ actor ParallelCompressor {
         return true
       }
       for index in order {
-        guard let path = await admit(index) else { continue }
+        guard await admit(index) else { continue }
         if configuration.isolation == .nonisolated && !usesParallelBlocks(index) {
-          batch.append(index: index, path: path, size: configuration.list.files[index].size)
+          batch.append(index, size: configuration.list.files[index].size)
           if batch.isFull, !(await startBatch()) { return }
           continue
         }
         let holding: Holding = usesParallelBlocks(index) ? .gate : .slot
         let admitted = await (holding == .gate ? bigFileGate : slots).acquire()
         guard admitted, !stop.isSet else { return }
-        let task = tracker.create(id: index + 1, file: path)
+        let task = tracker.create(id: index + 1, file: displayPath(of: index))
         group.addTask {
-          await self.run(task, index: index, path: path, holding: holding)
+          await self.run(task, index: index, holding: holding)
         }
       }
       _ = await startBatch()
@@ -227,12 +227,12 @@ actor ParallelCompressor {
   }
 
   /// Small files run one after another in one task holding one slot.
-  private nonisolated func runBatch(_ files: [(index: Int, path: RawPath)]) async {
-    for (index, path) in files {
+  private nonisolated func runBatch(_ files: [Int]) async {
+    for index in files {
       if stop.isSet { break }
-      var task = tracker.create(id: index + 1, file: path)
+      var task = tracker.create(id: index + 1, file: displayPath(of: index))
       task.move(to: .running)
-      handOver(processHere(index), task: task, path: path)
+      handOver(processHere(index), task: task, index: index)
     }
     slots.release()
   }
@@ -243,27 +243,32 @@ actor ParallelCompressor {
     var handles: [Task<Void, Never>] = []
     handles.reserveCapacity(order.count)
     for index in order {
-      guard let path = await admit(index) else { continue }
+      guard await admit(index) else { continue }
       if stop.isSet { break }
-      let task = tracker.create(id: index + 1, file: path)
+      let task = tracker.create(id: index + 1, file: displayPath(of: index))
       handles.append(
         Task.detached {
-          await self.run(task, index: index, path: path, holding: .nothing)
+          await self.run(task, index: index, holding: .nothing)
         })
     }
     for handle in handles { await handle.value }
   }
 
-  /// The file's display path when it should be started; nil for files dropped or failed
-  /// before starting (recorded here).
-  private nonisolated func admit(_ index: Int) async -> RawPath? {
-    if configuration.dropped.contains(index) { return nil }
-    let path = configuration.list.displayPath(of: configuration.list.files[index])
+  /// True when file `index` should be started; false for files dropped or failed before
+  /// starting (recorded here).
+  private nonisolated func admit(_ index: Int) async -> Bool {
+    if configuration.dropped.contains(index) { return false }
     if let failure = configuration.preFailed[index] {
-      outcomes.post(OutcomeChannel.Entry(path: path, outcome: .failed(failure)))
-      return nil
+      outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
+      return false
     }
-    return path
+    return true
+  }
+
+  /// File `index`'s path as the user would write it. Built only for a message or the
+  /// task-state log: most files never need it.
+  nonisolated func displayPath(of index: Int) -> RawPath {
+    configuration.list.displayPath(of: configuration.list.files[index])
   }
 
   /// What working on a file came to, before publication.
@@ -278,9 +283,7 @@ actor ParallelCompressor {
 
   /// One file's task: work where the isolation mode says, give the slot back, and hand the
   /// output to the publisher, which finishes the file (the task does not wait for it).
-  private nonisolated func run(_ task: TrackedTask, index: Int, path: RawPath, holding: Holding)
-    async
-  {
+  private nonisolated func run(_ task: TrackedTask, index: Int, holding: Holding) async {
     var task = task
     let processed: Result<Processed, FileFailure>
     switch configuration.isolation {
@@ -298,13 +301,13 @@ actor ParallelCompressor {
       (processed, task) = await MainActorCompression.process(index, task: task, compressor: self)
     }
     if holding == .slot { slots.release() }
-    handOver(processed, task: task, path: path)
+    handOver(processed, task: task, index: index)
   }
 
   /// Hands a processed file's output to the publisher, which finishes the file (nobody
   /// waits for it), or ends the file's task at once.
   private nonisolated func handOver(
-    _ processed: Result<Processed, FileFailure>, task: TrackedTask, path: RawPath
+    _ processed: Result<Processed, FileFailure>, task: TrackedTask, index: Int
   ) {
     var task = task
     switch processed {
@@ -314,22 +317,22 @@ actor ParallelCompressor {
       let waiting = task
       publisher.submit(ready.request) { publication in
         // On the publisher's thread, once the output is on disk (or not).
-        self.conclude(waiting, path: path, self.outcome(of: ready, publication))
+        self.conclude(waiting, index: index, self.outcome(of: ready, publication))
       }
     case .success(.upToDate(let bytes)):
-      conclude(task, path: path, .upToDate(bytes: bytes))
+      conclude(task, index: index, .upToDate(bytes: bytes))
     case .success(.verified(let bytesIn, let bytesOut)):
-      conclude(task, path: path, .verified(bytesIn: bytesIn, bytesOut: bytesOut))
+      conclude(task, index: index, .verified(bytesIn: bytesIn, bytesOut: bytesOut))
     case .failure(let failure):
-      conclude(task, path: path, .failed(failure))
+      conclude(task, index: index, .failed(failure))
     }
   }
 
   /// Ends a file's task with its outcome and posts the outcome to the actor.
-  private nonisolated func conclude(_ task: TrackedTask, path: RawPath, _ outcome: FileOutcome) {
+  private nonisolated func conclude(_ task: TrackedTask, index: Int, _ outcome: FileOutcome) {
     var task = task
     task.move(to: outcome.isFailure ? .failed : .finished)
-    outcomes.post(OutcomeChannel.Entry(path: path, outcome: outcome))
+    outcomes.post(OutcomeChannel.Entry(file: index, outcome: outcome))
   }
 
   /// What a publication came to, with the source removed when asked (`--rm`).
@@ -351,9 +354,10 @@ actor ParallelCompressor {
       }
       return .failed(
         ready.recheck == nil
-          ? .outputAlreadyExists(ready.outputDisplay) : .outputAppeared(ready.outputDisplay))
+          ? .outputAlreadyExists(ready.outputDisplay.path)
+          : .outputAppeared(ready.outputDisplay.path))
     case .failed(let step, let error):
-      return .failed(.cannotPublish(ready.outputDisplay, step, error))
+      return .failed(.cannotPublish(ready.outputDisplay.path, step, error))
     case .cancelled:
       return .failed(.interrupted)
     }
@@ -406,9 +410,10 @@ actor ParallelCompressor {
   ///
   /// - Parameters:
   ///   - outcome: what happened.
-  ///   - path: the file, as displayed.
-  private func record(_ outcome: FileOutcome, path: RawPath) {
+  ///   - index: the file.
+  private func record(_ outcome: FileOutcome, file index: Int) {
     let verbose = configuration.verbose
+    var path: RawPath { displayPath(of: index) }
     switch outcome {
     case .done(let bytesIn, let bytesOut, let output, let removal):
       results.done += 1
@@ -420,7 +425,7 @@ actor ParallelCompressor {
         feed.message(
           configuration.settings.operation == .compress
             ? "\(path.displayString): \(sizes), \(savedPercent(bytesIn, bytesOut)) saved"
-            : "\(path.displayString): \(sizes) → \(output.displayString)")
+            : "\(path.displayString): \(sizes) → \(output.path.displayString)")
       }
       switch removal {
       case nil, .alreadyGone:
@@ -480,19 +485,19 @@ struct SmallFileBatch {
   /// Most source bytes in a batch: 512 KiB.
   static let maximumBytes: Int64 = 512 * 1024
 
-  private var files: [(index: Int, path: RawPath)] = []
+  private var files: [Int] = []
   private var bytes: Int64 = 0
 
   var isEmpty: Bool { files.isEmpty }
   var isFull: Bool { files.count >= Self.maximumFiles || bytes >= Self.maximumBytes }
 
-  mutating func append(index: Int, path: RawPath, size: Int64) {
-    files.append((index, path))
+  mutating func append(_ index: Int, size: Int64) {
+    files.append(index)
     bytes += size
   }
 
   /// Empties the batch, returning its files.
-  mutating func take() -> [(index: Int, path: RawPath)] {
+  mutating func take() -> [Int] {
     defer {
       files = []
       bytes = 0

@@ -28,7 +28,7 @@ struct RunResults: Sendable {
 /// The outcome of one file, reported to `ParallelCompressor`.
 enum FileOutcome: Sendable {
   /// Written and published; what became of the source with `--rm`.
-  case done(bytesIn: Int64, bytesOut: Int64, output: RawPath, removal: SourceRemoval.Result?)
+  case done(bytesIn: Int64, bytesOut: Int64, output: MessagePath, removal: SourceRemoval.Result?)
   /// The existing output is current.
   case upToDate(bytes: Int64)
   /// Checked, nothing written (`-t`).

@@ -15,12 +15,13 @@ final class TaskTracker: Sendable {
   }
 
   /// Records a new task for file `id` (1-based), born ready to run: it counts in `total`,
-  /// `alive` and `enqueued`.
-  func create(id: Int, file: RawPath) -> TrackedTask {
+  /// `alive` and `enqueued`. `file` (the path, for the log) is evaluated only when a log is
+  /// written.
+  func create(id: Int, file: @autoclosure () -> RawPath) -> TrackedTask {
     counters.total.add(1, ordering: .relaxed)
     counters.alive.add(1, ordering: .relaxed)
     counters.adjust(.enqueued, by: 1)
-    log?.taskEvent(id: id, file: file, state: .enqueued)
+    if let log { log.taskEvent(id: id, file: file(), state: .enqueued) }
     return TrackedTask(id: id, state: .enqueued, tracker: self)
   }
 

@@ -106,20 +106,33 @@ struct FileDescriptor: ~Copyable {
     _ path: RawPath, in directory: Int32, flags: Int32, permissions: mode_t, symlinks: SymlinkPolicy
   ) throws(SystemError) -> Int32 {
     try path.withCString { (cPath) throws(SystemError) -> Int32 in
-      if symlinks == .never && !openat2Missing.isSet {
-        do throws(SystemError) {
-          return try retryingOnInterrupt {
-            squeeze_openat2(
-              directory, cPath, UInt64(UInt32(bitPattern: flags)), UInt64(permissions),
-              SQUEEZE_RESOLVE_NO_SYMLINKS)
-          }
-        } catch  where error.code == ENOSYS {
-          openat2Missing.set()
-        }
-      }
-      let extra = symlinks == .always ? 0 : O_NOFOLLOW
-      return try retryingOnInterrupt { openat(directory, cPath, flags | extra, permissions) }
+      try openDirect(
+        cPath, in: directory, flags: flags, permissions: permissions, symlinks: symlinks)
     }
+  }
+
+  /// Opens `cPath` (shorter than ``pathSliceLimit``) in one system call, as
+  /// ``open(_:in:flags:permissions:symlinks:)`` does; `flags` must include `O_CLOEXEC`.
+  ///
+  /// - Returns: the new descriptor, owned by the caller.
+  /// - Throws: ``SystemError``; `ELOOP` when a link is met that may not be followed.
+  static func openDirect(
+    _ cPath: UnsafePointer<CChar>, in directory: Int32, flags: Int32, permissions: mode_t,
+    symlinks: SymlinkPolicy
+  ) throws(SystemError) -> Int32 {
+    if symlinks == .never && !openat2Missing.isSet {
+      do throws(SystemError) {
+        return try retryingOnInterrupt {
+          squeeze_openat2(
+            directory, cPath, UInt64(UInt32(bitPattern: flags)), UInt64(permissions),
+            SQUEEZE_RESOLVE_NO_SYMLINKS)
+        }
+      } catch  where error.code == ENOSYS {
+        openat2Missing.set()
+      }
+    }
+    let extra = symlinks == .always ? 0 : O_NOFOLLOW
+    return try retryingOnInterrupt { openat(directory, cPath, flags | extra, permissions) }
   }
 
   /// Reads up to `buffer.count` bytes (`read(2)`, retried on `EINTR`).

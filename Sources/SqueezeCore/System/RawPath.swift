@@ -92,17 +92,64 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
     bytes.count > suffix.count && bytes.suffix(suffix.count).elementsEqual(suffix)
   }
 
-  /// Calls `body` with the path as a NUL-terminated C string.
+  /// Calls `body` with the path as a NUL-terminated C string (copied to the stack when
+  /// short, so a system call on a path costs no heap allocation).
   public func withCString<R, E: Error>(
     _ body: (UnsafePointer<CChar>) throws(E) -> R
   ) throws(E) -> R {
-    var terminated = bytes
-    terminated.append(0)
-    return try terminated.withUnsafeBufferPointer { (buffer) throws(E) -> R in
-      try buffer.withMemoryRebound(to: CChar.self) { (chars) throws(E) -> R in
-        try body(chars.baseAddress!)
+    // withUnsafeTemporaryAllocation rethrows untyped: carry the typed error out by hand.
+    var failure: E? = nil
+    let result = withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) {
+      chars -> R? in
+      bytes.withUnsafeBytes { raw in
+        UnsafeMutableRawBufferPointer(chars).copyMemory(from: raw)
+      }
+      chars[bytes.count] = 0
+      do throws(E) {
+        return try body(UnsafePointer(chars.baseAddress!))
+      } catch {
+        failure = error
+        return nil
       }
     }
+    if let failure { throw failure }
+    return result!
+  }
+
+  /// Calls `body` with `directory/name` (just `name` when `directory` is empty) as a
+  /// NUL-terminated C string, joined on the stack when short: what ``appending(_:)``
+  /// followed by ``withCString(_:)`` gives, without building the joined path on the heap.
+  public static func withJoinedCString<R, E: Error>(
+    _ directory: RawPath, _ name: RawPath, _ body: (UnsafePointer<CChar>) throws(E) -> R
+  ) throws(E) -> R {
+    if directory.isEmpty { return try name.withCString(body) }
+    let slash = directory.bytes.last == UInt8(ascii: "/") ? 0 : 1
+    let count = directory.count + slash + name.count
+    var failure: E? = nil
+    let result = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count + 1) {
+      joined -> R? in
+      directory.bytes.withUnsafeBufferPointer { part in
+        _ = UnsafeMutableBufferPointer(rebasing: joined[0..<part.count]).initialize(
+          fromContentsOf: part)
+      }
+      if slash == 1 { joined[directory.count] = UInt8(ascii: "/") }
+      name.bytes.withUnsafeBufferPointer { part in
+        let start = directory.count + slash
+        _ = UnsafeMutableBufferPointer(rebasing: joined[start..<(start + part.count)])
+          .initialize(fromContentsOf: part)
+      }
+      joined[count] = 0
+      do throws(E) {
+        return try joined.withMemoryRebound(to: CChar.self) { (chars) throws(E) -> R in
+          try body(UnsafePointer(chars.baseAddress!))
+        }
+      } catch {
+        failure = error
+        return nil
+      }
+    }
+    if let failure { throw failure }
+    return result!
   }
 
   /// The path as text for messages, logs and JSON: valid UTF-8 as is, a backslash as `\\`,

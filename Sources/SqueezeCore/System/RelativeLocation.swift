@@ -48,8 +48,17 @@ struct RelativeLocation: Sendable, Hashable {
   ///
   /// - Throws: ``SystemError``; `ELOOP` when a link is met that may not be followed.
   func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
-    try FileDescriptor.open(
-      relativePath, in: base, flags: flags, permissions: permissions, symlinks: symlinks)
+    guard directory.count + 1 + name.count < FileDescriptor.pathSliceLimit else {
+      return try FileDescriptor.open(
+        relativePath, in: base, flags: flags, permissions: permissions, symlinks: symlinks)
+    }
+    // The common case, once per file: no joined path on the heap.
+    let descriptor = try RawPath.withJoinedCString(directory, name) {
+      (cPath) throws(SystemError) -> Int32 in
+      try FileDescriptor.openDirect(
+        cPath, in: base, flags: flags | O_CLOEXEC, permissions: permissions, symlinks: symlinks)
+    }
+    return FileDescriptor(owning: descriptor)
   }
 
   /// The file's status without following a final symbolic link (`fstatat`).

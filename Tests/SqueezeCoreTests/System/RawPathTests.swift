@@ -53,4 +53,19 @@ import Testing
     #expect(slices.allSatisfy { $0.count < FileDescriptor.pathSliceLimit })
     #expect(slices.map(\.displayString).joined(separator: "/") == path.displayString)
   }
+
+  @Test(arguments: [
+    (directory: "", name: "f.gz"),
+    (directory: "a/b", name: "f.gz"),
+    (directory: "a/b/", name: "f.gz"),
+    (directory: "/", name: "f"),
+    (directory: String(repeating: "x", count: 3000), name: "long name"),
+  ])
+  func joinsCStringsAsAppendingDoes(directory: String, name: String) {
+    let joined = RawPath.withJoinedCString(RawPath(directory), RawPath(name)) { cPath in
+      String(cString: cPath)
+    }
+    #expect(joined == RawPath(directory).appending(RawPath(name)).displayString)
+    #expect(RawPath(name).withCString { String(cString: $0) } == name)
+  }
 }

@@ -1,0 +1,51 @@
+import CSystem
+import Glibc
+
+/// The permission bits to create a temporary output with, so that most outputs need no
+/// `fchmod` afterwards.
+///
+/// An output ends with its source's permission bits (without setuid and setgid). Creating
+/// the temporary with exactly those bits saves one system call a file, and shows nobody more
+/// than the finished output will: the partial file has the same bits in the same folder.
+/// That holds only when `open(2)` gives the file the bits asked for, which it does when the
+/// process umask clears none of them and the folder has no default ACL (with one, the ACL
+/// decides instead of the umask; POSIX.1e, acl(5)). Otherwise the temporary is created
+/// `0600` (only its owner can read it) and `fchmod` sets the bits once it is written, as
+/// gzip does.
+enum CreationPermissions {
+  /// Bits for a temporary whose final bits are not known or not reachable by `open(2)`.
+  static let ownerOnly: mode_t = 0o600
+
+  /// The bits to pass to `open(2)` for an output that will have `final` bits.
+  ///
+  /// - Parameters:
+  ///   - final: the output's permission bits (`st_mode & 0o7777`).
+  ///   - folderHasNoDefaultACL: true only when the output's folder was checked and has no
+  ///     default ACL.
+  static func forOutput(final: UInt32, folderHasNoDefaultACL: Bool) -> mode_t {
+    guard folderHasNoDefaultACL, let umask = processUmask, final & ~0o777 == 0,
+      final & UInt32(umask) == 0
+    else { return ownerOnly }
+    return mode_t(final)
+  }
+
+  /// The process umask, read once from `/proc/self/status` (Linux 4.7+) without changing it
+  /// (`umask(2)` can only be read by setting it, which would race with other threads
+  /// creating files); nil when it cannot be read.
+  static let processUmask: mode_t? = {
+    guard let bytes = readSmallFile("/proc/self/status") else { return nil }
+    let label = Array("Umask:".utf8)
+    for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: label) {
+      let digits = line.dropFirst(label.count).filter { $0 != UInt8(ascii: " ") && $0 != 9 }
+      return mode_t(String(decoding: digits, as: UTF8.self), radix: 8)
+    }
+    return nil
+  }()
+
+  /// True when the folder open as `descriptor` has no default ACL (or its file system has
+  /// no ACLs); false when it has one or the check fails.
+  static func folderHasNoDefaultACL(_ descriptor: Int32) -> Bool {
+    if squeeze_fgetxattr_size(descriptor, "system.posix_acl_default") >= 0 { return false }
+    return errno == ENODATA || errno == EOPNOTSUPP
+  }
+}

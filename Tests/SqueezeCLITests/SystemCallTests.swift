@@ -1,0 +1,74 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import TestSupport
+
+/// The per-file system-call budget of compressing a folder of small files (issue 6), counted
+/// with `strace -f -c` on a real run. A call added to the per-file path fails this test.
+@Suite(.serialized) struct SystemCallTests {
+  /// Counts each system call of `squeeze arguments` (all threads).
+  static func countCalls(_ arguments: [String], in folder: TemporaryFolder) throws -> [String: Int]
+  {
+    let summary = folder.url("strace.txt")
+    let result = try Shell.run(
+      "/usr/bin/env", ["strace", "-f", "-c", "-o", summary, SqueezeBinary.path] + arguments)
+    #expect(result.status == 0, "\(result.stderrText)")
+    var counts: [String: Int] = [:]
+    // Rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+    for line in try String(contentsOfFile: summary, encoding: .utf8).split(separator: "\n") {
+      let fields = line.split(separator: " ")
+      guard fields.count >= 5, let calls = Int(fields[3]), let name = fields.last,
+        name != "total"
+      else { continue }
+      counts[String(name)] = calls
+    }
+    return counts
+  }
+
+  /// Writes `count` small files (mode 0644) in ten subfolders of `name`.
+  static func makeTree(_ name: String, files count: Int, in folder: TemporaryFolder) throws {
+    for index in 0..<count {
+      let path = "\(name)/d\(index % 10)/f\(index).txt"
+      try folder.write(path, TestData.text(1500, seed: UInt64(index)))
+      chmod(folder.url(path), 0o644)
+    }
+  }
+
+  @Test func eachSmallFileCostsTenSystemCallsAndNoFsync() throws {
+    let folder = TemporaryFolder("syscalls")
+    // Two runs that differ only in the number of files: the difference is the per-file
+    // cost, free of start-up and per-folder calls.
+    let (few, many) = (100, 400)
+    try Self.makeTree("few", files: few, in: folder)
+    try Self.makeTree("many", files: many, in: folder)
+    let base = try Self.countCalls([folder.url("few")], in: folder)
+    let counts = try Self.countCalls([folder.url("many")], in: folder)
+    func perFile(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    // Threads add a few calls that do not depend on the files (wake-ups, timers).
+    func about(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) < 0.05 }
+    let report = "per run of \(few) files: \(base); of \(many) files: \(counts)"
+    // Open the source and create the temporary.
+    #expect(about(perFile("openat2", "openat", "open"), 2), "\(report)")
+    // Listing (fstatat) and the check that the opened file is the listed one (fstat).
+    #expect(about(perFile("newfstatat", "fstat", "statx"), 2), "\(report)")
+    #expect(about(perFile("close"), 2), "\(report)")
+    // A small file is read by one read and written by one write (header, data, trailer).
+    #expect(about(perFile("read", "pread64"), 1), "\(report)")
+    #expect(about(perFile("write", "pwrite64"), 1), "\(report)")
+    // Times, then the rename into place; the temporary is created with the final mode.
+    #expect(about(perFile("utimensat"), 1), "\(report)")
+    #expect(about(perFile("renameat2", "renameat", "rename"), 1), "\(report)")
+    #expect(perFile("fchmod", "fchown", "fchownat", "fchmodat") == 0, "\(report)")
+    // Durability comes from syncfs batches on the publisher's thread, never a per-file sync.
+    #expect(perFile("fsync", "fdatasync") == 0, "\(report)")
+    #expect((counts["syncfs"] ?? 0) >= 1, "\(report)")
+    for index in stride(from: 0, to: many, by: 37) {
+      let path = "many/d\(index % 10)/f\(index).txt"
+      #expect(try SystemGzip.decompress(folder.url(path + ".gz")) == (try folder.read(path)))
+    }
+  }
+}
