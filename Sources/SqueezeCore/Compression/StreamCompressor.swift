@@ -171,24 +171,23 @@ final class DescriptorWriter {
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
   func write(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
-    var offset = 0
-    while offset < bytes.count {
-      let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotWriteOutput(display, SystemError.current)
-      }
-      offset += count
+    do throws(SystemError) {
+      try writeAll(bytes, to: descriptor)
+    } catch {
+      throw .cannotWriteOutput(display, error)
     }
     bytesWritten += Int64(bytes.count)
   }
 
   /// Writes all of `bytes`.
+  ///
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
   func write(_ bytes: [UInt8]) throws(FileFailure) {
-    var failure: FileFailure? = nil
-    bytes.withUnsafeBytes { raw in
-      do throws(FileFailure) { try write(raw) } catch { failure = error }
+    do throws(SystemError) {
+      try writeAll(bytes, to: descriptor)
+    } catch {
+      throw .cannotWriteOutput(display, error)
     }
-    if let failure { throw failure }
+    bytesWritten += Int64(bytes.count)
   }
 }

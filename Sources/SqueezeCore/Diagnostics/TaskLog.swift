@@ -161,7 +161,7 @@ final class TaskLog: TaskEventSink, Sendable {
     }
     guard !bytes.isEmpty else { return }
     do {
-      try FileDescriptorView(descriptor).writeAll(bytes)
+      try writeAll(bytes, to: descriptor)
     } catch {
       writeError.withLock { if $0 == nil { $0 = error } }
     }
@@ -169,33 +169,4 @@ final class TaskLog: TaskEventSink, Sendable {
 
   /// The first error writing the log hit, if any.
   var firstWriteError: SystemError? { writeError.withLock { $0 } }
-}
-
-/// `write(2)` on a descriptor someone else owns.
-struct FileDescriptorView {
-  let rawValue: Int32
-
-  init(_ rawValue: Int32) {
-    self.rawValue = rawValue
-  }
-
-  /// Writes all of `bytes`.
-  ///
-  /// - Throws: ``SystemError`` from `write(2)`.
-  func writeAll(_ bytes: [UInt8]) throws(SystemError) {
-    var failure: SystemError? = nil
-    bytes.withUnsafeBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let count = write(rawValue, raw.baseAddress! + offset, raw.count - offset)
-        if count < 0 {
-          if errno == EINTR { continue }
-          failure = SystemError.current
-          return
-        }
-        offset += count
-      }
-    }
-    if let failure { throw failure }
-  }
 }

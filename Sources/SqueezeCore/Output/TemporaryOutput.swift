@@ -64,14 +64,10 @@ final class TemporaryOutput {
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` (a full disk, a file-size limit).
   func write(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
-    var offset = 0
-    while offset < bytes.count {
-      let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotWriteOutput(display.path, SystemError.current)
-      }
-      offset += count
+    do throws(SystemError) {
+      try writeAll(bytes, to: descriptor)
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
     }
     bytesWritten += Int64(bytes.count)
   }
@@ -80,12 +76,12 @@ final class TemporaryOutput {
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
   func write(_ bytes: [UInt8]) throws(FileFailure) {
-    // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
-    var failure: FileFailure? = nil
-    bytes.withUnsafeBytes { raw in
-      do throws(FileFailure) { try write(raw) } catch { failure = error }
+    do throws(SystemError) {
+      try writeAll(bytes, to: descriptor)
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
     }
-    if let failure { throw failure }
+    bytesWritten += Int64(bytes.count)
   }
 
   /// Gives the output `status`'s owner and group (when `copiesOwnership`), its permission

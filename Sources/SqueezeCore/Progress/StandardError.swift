@@ -36,21 +36,7 @@ struct TextOutput: Sendable {
   /// - Throws: ``SystemError`` from `write(2)` (a full disk behind a redirection, a closed
   ///   pipe).
   func writeChecked(_ text: String) throws(SystemError) {
-    var bytes = Array(text.utf8)
-    var failure: SystemError? = nil
-    bytes.withUnsafeMutableBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let count = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-        if count < 0 {
-          if errno == EINTR { continue }
-          failure = SystemError.current
-          return
-        }
-        offset += count
-      }
-    }
-    if let failure { throw failure }
+    try writeAll(Array(text.utf8), to: descriptor)
   }
 
   /// Writes results (`--json`, `-l`) to this output; when that fails, says so on stderr.

@@ -182,22 +182,14 @@ struct FileDescriptor: ~Copyable {
   /// - Throws: ``SystemError`` from `write(2)`, for example `ENOSPC` on a full disk or
   ///   `EFBIG` past a file-size limit (`SIGXFSZ` is ignored by squeeze).
   func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-    var offset = 0
-    while offset < bytes.count {
-      let slice = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-      let count = try retryingOnInterrupt { Glibc.write(rawValue, slice.baseAddress, slice.count) }
-      offset += count
-    }
+    try SqueezeCore.writeAll(bytes, to: rawValue)
   }
 
   /// Writes all of `bytes`.
+  ///
+  /// - Throws: ``SystemError`` from `write(2)`.
   func writeAll(_ bytes: [UInt8]) throws(SystemError) {
-    // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
-    var failure: SystemError? = nil
-    bytes.withUnsafeBytes { raw in
-      do throws(SystemError) { try writeAll(raw) } catch { failure = error }
-    }
-    if let failure { throw failure }
+    try SqueezeCore.writeAll(bytes, to: rawValue)
   }
 
   /// Reads into `bytes` at `offset` until it is full or the file ends (`pread(2)`).
