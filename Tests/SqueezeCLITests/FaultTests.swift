@@ -148,7 +148,7 @@ import Testing
     #expect(try SqueezeBinary.run(["--exclude", "big.txt", folder.url("in")]).status == 0)
     slow.waitUntilExit()
     #expect(slow.terminationStatus == 0, "the run in the other namespace kept its temporary")
-    #expect(try SystemGzip.test(folder.url("in/big.txt.gz")))
+    #expect(try SystemGzip.accepts(folder.url("in/big.txt.gz")))
   }
 
   @Test func aFullDiskFailsFilesCleanlyAndTheRestGoesOn() throws {

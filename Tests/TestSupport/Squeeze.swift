@@ -61,7 +61,7 @@ public enum SystemGzip {
   }
 
   /// True when `gzip -t` accepts `path`.
-  public static func test(_ path: String) throws -> Bool {
+  public static func accepts(_ path: String) throws -> Bool {
     try Shell.run("/bin/gzip", ["-t", path]).status == 0
   }
 
