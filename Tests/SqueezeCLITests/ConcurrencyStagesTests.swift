@@ -107,6 +107,109 @@ import Testing
   }
 }
 
+/// The task-state log is an output like any other: it never replaces someone's file, is
+/// never compressed by its own run, reaches the disk while the run goes on, and a failure
+/// to write it is a failed run.
+@Suite(.serialized) struct TaskLogFileTests {
+  @Test func aFileThatIsNotATaskLogIsNeverReplaced() throws {
+    let folder = TemporaryFolder("logsafe")
+    let data = TestData.text(50_000, seed: 3)
+    try folder.write("in/data.txt", data)
+    let refused = try SqueezeBinary.run([
+      "--task-log", folder.url("in/data.txt"), "-o", folder.url("out"), folder.url("in"),
+    ])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderrText.contains("data.txt' exists and is not a squeeze task log; not replaced"),
+      "\(refused.stderrText)")
+    #expect(try folder.read("in/data.txt") == data, "the file is untouched")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("out/data.txt.gz")))
+
+    // -f replaces it, and the run does not compress its own log.
+    let forced = try SqueezeBinary.run([
+      "-f", "-v", "--task-log", folder.url("in/data.txt"), "-o", folder.url("out"),
+      folder.url("in"),
+    ])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    #expect(try folder.read("in/data.txt").starts(with: Array(#"{"event":"start""#.utf8)))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("out/data.txt.gz")))
+    #expect(forced.stderrText.contains("this run's task log (--task-log)"))
+  }
+
+  @Test func aLogInsideTheInputIsLeftOutAndAnEarlierLogIsReplaced() throws {
+    let folder = TemporaryFolder("loginside")
+    try folder.write("in/a.txt", TestData.text(5_000))
+    let log = folder.url("in/run.jsonl")
+    for _ in 0..<2 {
+      let result = try SqueezeBinary.run(["--task-log", log, folder.url("in")])
+      #expect(result.status == 0, "an earlier log is replaced without -f: \(result.stderrText)")
+      #expect(!FileManager.default.fileExists(atPath: log + ".gz"), "the log is not compressed")
+      let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+      #expect(lines.first?.hasPrefix(#"{"event":"start""#) == true)
+      #expect(lines.filter { $0.hasPrefix(#"{"event":"start""#) }.count == 1, "one run's log")
+    }
+    // Named directly, it is skipped with a word, not compressed.
+    let direct = try SqueezeBinary.run(["--task-log", log, log, folder.url("in/a.txt")])
+    #expect(direct.status == 0)
+    #expect(direct.stderrText.contains("is this run's task log (--task-log); not compressed"))
+    #expect(!FileManager.default.fileExists(atPath: log + ".gz"))
+  }
+
+  @Test func aLogThatCannotBeWrittenFailsTheRun() throws {
+    let folder = TemporaryFolder("logfull")
+    try folder.write("in/a.txt", TestData.text(5_000))
+    let result = try SqueezeBinary.run(["--task-log", "/dev/full", folder.url("in")])
+    #expect(result.status == 1)
+    #expect(
+      result.stderrText.contains("cannot write task log '/dev/full': No space left on device"))
+    #expect(FileManager.default.fileExists(atPath: folder.url("in/a.txt.gz")), "the work is done")
+  }
+
+  @Test func aKilledRunLeavesALogTheTimelineDraws() throws {
+    let folder = TemporaryFolder("logkill")
+    // Several seconds of work at -9 on one core, on the main actor.
+    for index in 0..<6 {
+      try folder.write("in/f\(index).txt", TestData.text(8_000_000, seed: UInt64(index)))
+    }
+    let log = folder.url("run.jsonl")
+    let result = try SqueezeBinary.run([
+      "-9", "-j", "1", "--isolation", "main-actor", "--task-log", log, "-o", folder.url("out"),
+      folder.url("in"),
+    ]) { pid in
+      // Killed as soon as the log has reached the disk (within about a second of the start),
+      // long before the run could end.
+      for _ in 0..<200 {
+        var status = stat()
+        if stat(log, &status) == 0 && status.st_size > 0 { break }
+        usleep(50_000)
+      }
+      usleep(200_000)
+      kill(pid, SIGKILL)
+    }
+    #expect(result.signal == SIGKILL, "the run was still going: \(result.stderrText)")
+    let text = try String(contentsOfFile: log, encoding: .utf8)
+    #expect(text.hasPrefix(#"{"event":"start""#), "written while the run went on")
+    #expect(text.contains(#""event":"sample""#))
+    #expect(!text.contains(#""event":"end""#))
+    let drawn = try SqueezeBinary.run(["timeline", log, "-o", folder.url("killed.svg")])
+    #expect(drawn.status == 0, "\(drawn.stderrText)")
+    let svg = try String(contentsOfFile: folder.url("killed.svg"), encoding: .utf8)
+    #expect(svg.contains("the log stops early: the run did not finish"))
+  }
+
+  @Test func theTimelineNeverReplacesTheLogItDraws() throws {
+    let folder = TemporaryFolder("logself")
+    try folder.write("in/a.txt", TestData.text(5_000))
+    let log = folder.url("run.svg")
+    #expect(try SqueezeBinary.run(["--task-log", log, folder.url("in")]).status == 0)
+    let before = try folder.read("run.svg")
+    let drawn = try SqueezeBinary.run(["timeline", log])
+    #expect(drawn.status == 1)
+    #expect(drawn.stderrText.contains("is the log being drawn; not replaced"))
+    #expect(try folder.read("run.svg") == before)
+  }
+}
+
 /// Block-parallel compression: one member that gunzip reads, the same bytes whatever the
 /// width.
 @Suite(.serialized) struct BlockParallelTests {

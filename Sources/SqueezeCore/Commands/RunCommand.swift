@@ -34,10 +34,14 @@ struct RunCommand {
     let diagnostics: RunDiagnostics
     do {
       diagnostics = try RunDiagnostics(
-        logPath: options.taskLog, sampleInterval: options.sampleInterval, startTime: startTime)
+        logPath: options.taskLog, sampleInterval: options.sampleInterval, startTime: startTime,
+        forceLog: options.force)
     } catch {
-      stderr.write(
-        "squeeze: cannot create task log '\(options.taskLog?.displayString ?? "")': \(error)\n")
+      let path = options.taskLog?.displayString ?? ""
+      switch error {
+      case .notATaskLog: stderr.write("squeeze: task log '\(path)' \(error)\n")
+      case .system: stderr.write("squeeze: cannot create task log '\(path)': \(error)\n")
+      }
       return .failure
     }
 
@@ -53,6 +57,7 @@ struct RunCommand {
     discoveryOptions.selection = Self.selection(from: options)
     discoveryOptions.recordsSkippedPaths = options.verbosity == .verbose || options.dryRun
     discoveryOptions.removesStaleTemporaries = !options.dryRun
+    if let identity = diagnostics.log?.fileIdentity { discoveryOptions.excludedFiles = [identity] }
     if let output = options.output {
       if options.dryRun {
         // Nothing is created: an output folder that does not exist yet has no outputs.
@@ -164,8 +169,11 @@ struct RunCommand {
     await follower.value
     reporter.finish(feed)
     let hangs = diagnostics.end(files: filesTotal, results: results)
+    // A log asked for and not written is a failure, as an unwritable --json is.
+    var logWritten = true
     if let log = diagnostics.log, let error = log.firstWriteError {
       stderr.write("squeeze: cannot write task log '\(log.path.displayString)': \(error)\n")
+      logWritten = false
     }
 
     let wall = MonotonicClock.now() - startTime
@@ -187,7 +195,7 @@ struct RunCommand {
           hangs: hangs, dryRun: false))
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }
-    return summary.failed > 0 || !written ? .failure : .success
+    return summary.failed > 0 || !written || !logWritten ? .failure : .success
   }
 
   /// Prints the `--json` object on stdout; reports (and returns false) when it cannot.

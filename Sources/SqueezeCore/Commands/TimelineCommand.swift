@@ -31,6 +31,15 @@ struct TimelineCommand {
       stderr.write("squeeze: \(output.displayString): the picture must be .svg or .html\n")
       return .failure
     }
+    if let drawn = try? FileStatus.of(log, in: AT_FDCWD, followingSymlinks: true),
+      let existing = try? FileStatus.of(output, in: AT_FDCWD, followingSymlinks: true),
+      FileIdentity(drawn) == FileIdentity(existing)
+    {
+      stderr.write(
+        "squeeze: \(output.displayString): is the log being drawn; not replaced (name another -o)\n"
+      )
+      return .failure
+    }
     let document = isHTML ? renderer.html() : renderer.svg()
     do {
       try writeAtomically(Array(document.utf8), to: output)

@@ -14,10 +14,14 @@ final class RunDiagnostics: Sendable {
 
   /// Opens the log (when `logPath` is given) and starts the heartbeat.
   ///
-  /// - Throws: ``SystemError`` when the log cannot be created.
-  init(logPath: RawPath?, sampleInterval: Double, startTime: Double) throws(SystemError) {
-    log = try logPath.map { (path) throws(SystemError) in
-      try TaskLog(path: path, startTime: startTime)
+  /// - Parameter forceLog: replace a file at `logPath` that is not a task log (`-f`).
+  /// - Throws: ``TaskLogOpenError`` when the log cannot be created or would replace a file
+  ///   that is not a task log.
+  init(
+    logPath: RawPath?, sampleInterval: Double, startTime: Double, forceLog: Bool = false
+  ) throws(TaskLogOpenError) {
+    log = try logPath.map { (path) throws(TaskLogOpenError) in
+      try TaskLog(path: path, startTime: startTime, force: forceLog)
     }
     heartbeat = MainActorHeartbeat(log: log)
     tracker = TaskTracker(log: log)

@@ -7,8 +7,9 @@ import Synchronization
 /// Events come from many threads (task transitions from compression code paths, samples
 /// from the sampler thread, hangs from the heartbeat); each is formatted by its caller into
 /// bytes and appended to a buffer under a mutex (well under a microsecond). The sampler
-/// thread writes the buffer out whenever it passes 64 KiB and at the end, so compression
-/// threads never wait on the disk for the log.
+/// thread writes the buffer out whenever it passes 64 KiB, at least once a second, and at
+/// the end, so compression threads never wait on the disk for the log, and a killed run
+/// leaves all but its last second.
 final class TaskLog: TaskEventSink, Sendable {
   /// The log file.
   private let descriptor: Int32
@@ -22,20 +23,74 @@ final class TaskLog: TaskEventSink, Sendable {
 
   /// Buffered bytes that trigger a write.
   static let flushThreshold = 64 * 1024
+  /// Seconds after which the buffer is written out whatever its size.
+  static let flushInterval = 1.0
 
-  /// Creates (or truncates) the log file.
+  /// Creates the log file, or replaces an earlier squeeze task log at `path`.
   ///
-  /// - Throws: ``SystemError`` when it cannot be created.
-  init(path: RawPath, startTime: Double) throws(SystemError) {
+  /// A regular file that is not empty and does not begin with a `start` event is someone's
+  /// data: it is left alone unless `force` (`-f`), as gzip leaves an existing output. A
+  /// device or pipe (`/dev/null`, `/dev/stdout`) is written as it is.
+  ///
+  /// - Parameters:
+  ///   - path: where the log goes; symbolic links are followed.
+  ///   - startTime: the run's start on ``MonotonicClock``.
+  ///   - force: replace any regular file at `path`.
+  /// - Throws: ``TaskLogOpenError/notATaskLog`` for a file that is not a task log;
+  ///   ``TaskLogOpenError/system(_:)`` when the file cannot be created, opened or emptied.
+  init(path: RawPath, startTime: Double, force: Bool = false) throws(TaskLogOpenError) {
     self.path = path
     self.startTime = startTime
-    descriptor = try FileDescriptor.open(
-      path, flags: O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644, symlinks: .always
-    ).release()
+    do {
+      descriptor = try FileDescriptor.open(
+        path, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .always
+      ).release()
+      return
+    } catch  where error == .fileExists {
+      // Something is there: look before writing.
+    } catch {
+      throw .system(error)
+    }
+    do {
+      let existing = try FileDescriptor.open(path, flags: O_WRONLY, symlinks: .always)
+      let status = try existing.status()
+      if status.kind == .regular {
+        if !force && status.size > 0 && !Self.isTaskLog(path) { throw TaskLogOpenError.notATaskLog }
+        _ = try retryingOnInterrupt { ftruncate(existing.rawValue, 0) }
+      }
+      descriptor = existing.release()
+    } catch let error as TaskLogOpenError {
+      throw error
+    } catch let error as SystemError {
+      throw .system(error)
+    } catch {
+      throw .system(SystemError(code: EIO))
+    }
+  }
+
+  /// The first bytes of every task log.
+  private static let signature = Array(#"{"event":"start""#.utf8)
+
+  /// True when the file at `path` begins like a squeeze task log.
+  private static func isTaskLog(_ path: RawPath) -> Bool {
+    guard let file = try? FileDescriptor.open(path, flags: O_RDONLY, symlinks: .always) else {
+      return false
+    }
+    var head = [UInt8](repeating: 0, count: signature.count)
+    guard let count = try? file.readFully(into: &head, at: 0) else { return false }
+    return count == signature.count && head == signature
   }
 
   deinit {
     close(descriptor)
+  }
+
+  /// The log file's identity when it is a regular file, so discovery can leave it out.
+  var fileIdentity: FileIdentity? {
+    var raw = stat()
+    guard fstat(descriptor, &raw) == 0 else { return nil }
+    let status = FileStatus(raw)
+    return status.kind == .regular ? FileIdentity(status) : nil
   }
 
   /// Seconds since the run started.
@@ -169,4 +224,19 @@ final class TaskLog: TaskEventSink, Sendable {
 
   /// The first error writing the log hit, if any.
   var firstWriteError: SystemError? { writeError.withLock { $0 } }
+}
+
+/// Why the task log could not be opened.
+enum TaskLogOpenError: Error, Sendable, CustomStringConvertible {
+  /// A regular file that is not a squeeze task log is at the path, and `-f` was not given.
+  case notATaskLog
+  /// Creating, opening or emptying the file failed.
+  case system(SystemError)
+
+  var description: String {
+    switch self {
+    case .notATaskLog: "exists and is not a squeeze task log; not replaced (use -f to replace it)"
+    case .system(let error): error.description
+    }
+  }
 }

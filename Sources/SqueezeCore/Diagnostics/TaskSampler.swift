@@ -34,9 +34,18 @@ final class TaskSampler: Sendable {
     var deadline = timespec()
     clock_gettime(CLOCK_MONOTONIC, &deadline)
     let step = Int(interval * 1e9)
+    var lastFlush = MonotonicClock.now()
     while !stopRequested.isSet {
       takeSample()
-      log.flush(threshold: TaskLog.flushThreshold)
+      // Out at least once a second, so a run that is killed or hangs leaves a log that
+      // `squeeze timeline` can draw up to its last second.
+      let now = MonotonicClock.now()
+      if now - lastFlush >= TaskLog.flushInterval {
+        log.flush()
+        lastFlush = now
+      } else {
+        log.flush(threshold: TaskLog.flushThreshold)
+      }
       deadline.tv_nsec += step
       while deadline.tv_nsec >= 1_000_000_000 {
         deadline.tv_nsec -= 1_000_000_000

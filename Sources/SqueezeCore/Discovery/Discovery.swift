@@ -29,6 +29,8 @@ struct DiscoveryOptions: Sendable {
   var oneFileSystem = false
   /// Folders never entered: the output folder when it lies inside an input.
   var excludedFolders: Set<FileIdentity> = []
+  /// Files never compressed: the run's task log when it lies inside an input.
+  var excludedFiles: Set<FileIdentity> = []
   /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
   var recordsSkippedPaths = false
   /// Remove stale temporaries of killed runs met on the way.
@@ -131,6 +133,11 @@ struct Discovery {
 
   private mutating func addFileArgument(_ argument: RawPath, status: FileStatus) {
     let name = argument.lastComponent
+    if options.excludedFiles.contains(FileIdentity(status)) {
+      skip(argument, .taskLog)
+      warn(argument, "is this run's task log (--task-log); not compressed")
+      return
+    }
     switch options.wanted {
     case .uncompressed where isCompressedName(name):
       skip(argument, .alreadyCompressed)
@@ -262,6 +269,10 @@ struct Discovery {
       case .regular:
         if let reason = suffixSkip(name) {
           skip(path, reason)
+          continue
+        }
+        if !options.excludedFiles.isEmpty && options.excludedFiles.contains(FileIdentity(status)) {
+          skip(path, .taskLog)
           continue
         }
         if !options.selection.isEmpty,

@@ -14,6 +14,8 @@ enum SkipReason: String, CaseIterable, Sendable, Hashable, Comparable {
   case socket
   /// The output folder (`-o`) lying inside the input.
   case outputFolder
+  /// The run's own task-state log (`--task-log`) lying inside the input.
+  case taskLog
   /// A temporary file of a squeeze run.
   case temporary
   /// Decompressing, testing or listing: the name has no compressed suffix.
@@ -40,6 +42,7 @@ enum SkipReason: String, CaseIterable, Sendable, Hashable, Comparable {
     case .fifo: "named pipe"
     case .socket: "socket"
     case .outputFolder: "the output folder"
+    case .taskLog: "this run's task log (--task-log)"
     case .temporary: "squeeze temporary file"
     case .notCompressed: "no compressed suffix"
     case .otherFileSystem: "on another file system"

@@ -61,6 +61,8 @@ struct TaskLogData: Sendable {
   var hangs: [Hang] = []
   var tasks: [TaskTrack] = []
   var end: End? = nil
+  /// The log's last line was cut off (the run was killed while writing it).
+  var endsMidLine = false
 
   /// The last time anything happened, in seconds.
   var duration: Double {
@@ -78,17 +80,26 @@ struct TaskLogData: Sendable {
 
   /// Parses the JSON Lines of a task-state log.
   ///
-  /// - Throws: ``ReadError`` for a line that is not a JSON object, or a log without a
-  ///   `start` event.
+  /// A log without an `end` event (a killed run's) is read as far as it goes, and a last
+  /// line cut off in the middle is left out.
+  ///
+  /// - Throws: ``ReadError`` for a line that is not a JSON object (other than a cut-off last
+  ///   line), or a log without a `start` event.
   static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
     var data = TaskLogData()
     var sawStart = false
     var taskIndex: [Int: Int] = [:]
     var lineNumber = 0
-    for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+    let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+    for line in lines {
       lineNumber += 1
       guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
       else {
+        // A killed run's log can end in the middle of a line: draw what came before it.
+        if lineNumber == lines.count && bytes.last != UInt8(ascii: "\n") {
+          data.endsMidLine = true
+          break
+        }
         throw ReadError(line: lineNumber, reason: "not a JSON object")
       }
       func number(_ key: String) -> Double { (object[key] as? NSNumber)?.doubleValue ?? 0 }

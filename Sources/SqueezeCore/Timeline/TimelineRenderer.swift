@@ -43,7 +43,8 @@ struct TimelineRenderer {
     var y = 0.0
     let statistics = data.statistics
     let end = data.end
-    let title = "squeeze timeline: --isolation \(data.start.isolation)"
+    var title = "squeeze timeline: --isolation \(data.start.isolation)"
+    if end == nil { title += " (the log stops early: the run did not finish)" }
     body.text(title, x: 20, y: 30, size: 20, weight: "bold")
     let facts = [
       "jobs \(data.start.jobs)", "\(data.start.cpus) CPUs", "level \(data.start.level)",

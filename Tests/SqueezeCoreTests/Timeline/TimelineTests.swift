@@ -126,4 +126,25 @@ import Testing
     #expect(TimelineOptions(log: "log", output: nil).resolvedOutput == "log.svg")
     #expect(TimelineOptions(log: "a.jsonl", output: "x.html").resolvedOutput == "x.html")
   }
+
+  @Test func aKilledRunsLogIsReadUpToItsCutOffLastLine() throws {
+    var bytes = Self.syntheticLog(tasks: 3, duration: 0.1)
+    // Drop the end event and cut the log in the middle of its last line.
+    let text = String(decoding: bytes, as: UTF8.self)
+    let withoutEnd = text.split(separator: "\n").filter { !$0.contains(#""event":"end""#) }
+    bytes = Array((withoutEnd.joined(separator: "\n") + "\n" + #"{"event":"sam"#).utf8)
+    let data = try TaskLogData.parse(bytes)
+    #expect(data.endsMidLine)
+    #expect(data.end == nil)
+    #expect(data.tasks.count == 3)
+    #expect(TimelineRenderer(data: data).svg().contains("the log stops early"))
+    // A broken line anywhere else is still an error, and so is a broken last line that
+    // ends with a newline (the writer never leaves one).
+    #expect(throws: TaskLogData.ReadError.self) {
+      try TaskLogData.parse(Array((#"{"event":"sam"# + "\n" + text).utf8))
+    }
+    #expect(throws: TaskLogData.ReadError.self) {
+      try TaskLogData.parse(Array((text + #"{"event":"sam"# + "\n").utf8))
+    }
+  }
 }
