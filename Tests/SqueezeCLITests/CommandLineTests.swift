@@ -41,6 +41,23 @@ import Testing
     (arguments: ["-j", "zero"], message: "Error: The value 'zero' is invalid for '--jobs <n>'"),
     (arguments: ["--level"], message: "Error: Missing value for '--level <n>'"),
     (arguments: ["--rm", "-c", "x"], message: "Error: '--rm' cannot be used with '--stdout'"),
+    // Options that would be ignored silently are refused instead.
+    (arguments: ["--json"], message: "Error: Missing expected argument '<path> ...'"),
+    (
+      arguments: ["--task-log", "l.jsonl"], message: "Error: Missing expected argument '<path> ...'"
+    ),
+    (
+      arguments: ["--task-log", "l.jsonl", "-c", "x"],
+      message: "Error: '--task-log' cannot be used with '--stdout'"
+    ),
+    (
+      arguments: ["--task-log", "l.jsonl", "-l", "x"],
+      message: "Error: '--task-log' cannot be used with '--list'"
+    ),
+    (
+      arguments: ["--task-log", "l.jsonl", "--dry-run", "x"],
+      message: "Error: '--task-log' cannot be used with '--dry-run'"
+    ),
   ])
   func usageErrorsAreStatus64(arguments: [String], message: String) throws {
     let result = try SqueezeBinary.run(arguments)

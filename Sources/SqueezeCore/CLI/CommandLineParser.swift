@@ -125,11 +125,20 @@ enum CommandLineParser {
       if let modeFlag { return .conflict("--dry-run", modeFlag) }
     }
     if options.json && options.toStandardOutput { return .conflict("--json", "--stdout") }
+    // The task log follows the scheduler's tasks: streams, listings and dry runs have none.
+    if options.taskLog != nil {
+      if options.toStandardOutput { return .conflict("--task-log", "--stdout") }
+      if options.mode == .list { return .conflict("--task-log", "--list") }
+      if options.dryRun { return .conflict("--task-log", "--dry-run") }
+    }
     if options.paths.contains("-") && options.paths.count > 1 && !options.toStandardOutput {
       return .standardInputAmongPaths
     }
+    // Standard input goes to standard output: options that need files, or stdout for
+    // themselves, need a path.
     if options.readsStandardInput
-      && (options.dryRun || options.output != nil || options.removeSources)
+      && (options.dryRun || options.output != nil || options.removeSources || options.json
+        || options.taskLog != nil)
     {
       return .missingArgument("<path> ...")
     }
