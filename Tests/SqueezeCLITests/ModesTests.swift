@@ -225,6 +225,24 @@ import Testing
       "-r is accepted")
   }
 
+  @Test func dcfPassesPipedDataThroughAndDecodesPipedGzip() throws {
+    // Through a pipe, as `cmd | squeeze -dcf`: the head cannot be peeked, only read.
+    let plain = TestData.text(200_000, seed: 5)
+    let passed = try SqueezeBinary.run(["-dcf"], input: plain)
+    #expect(passed.status == 0, "\(passed.stderrText)")
+    #expect(passed.stdout == plain, "-dcf passes piped data that is not gzip through")
+    let one = try SqueezeBinary.run(["-dcf"], input: Array("x".utf8))
+    #expect(one.status == 0 && one.stdout == Array("x".utf8))
+    let empty = try SqueezeBinary.run(["-dcf"], input: [])
+    #expect(empty.status == 0 && empty.stdout.isEmpty, "empty input is empty output, as gzip -dcf")
+    let compressed = try Shell.run("/bin/gzip", ["-c"], input: plain).stdout
+    let decoded = try SqueezeBinary.run(["-dcf"], input: compressed + compressed)
+    #expect(decoded.status == 0, "\(decoded.stderrText)")
+    #expect(decoded.stdout == plain + plain, "piped gzip members are decoded")
+    let strict = try SqueezeBinary.run(["-dc"], input: [])
+    #expect(strict.status == 1, "without -f, empty input is an error, as gzip -dc")
+  }
+
   @Test func aPseudoFileCompressesThroughTheFolderPathToo() throws {
     let folder = TemporaryFolder("proc")
     let result = try SqueezeBinary.run(["-o", folder.url("out"), "/proc/self/status"])

@@ -118,14 +118,23 @@ struct StreamCommand {
     return inputs
   }
 
-  /// False when the input is a file whose first bytes are not gzip's magic number (`-dcf`
-  /// passes such a file through). Pipes cannot be looked at without consuming them: they
-  /// count as gzip.
-  static func startsWithGzipMagic(_ descriptor: Int32) -> Bool {
-    var magic: (UInt8, UInt8) = (0, 0)
-    let count = withUnsafeMutableBytes(of: &magic) { pread(descriptor, $0.baseAddress, 2, 0) }
-    guard count >= 0 else { return true }
-    return count == 0 || (count == 2 && magic == (0x1F, 0x8B))
+  /// Reads the first two bytes of `descriptor` (fewer at its end), consuming them, for
+  /// `-dcf` to tell gzip data from data it passes through.
+  ///
+  /// - Throws: ``FileFailure/cannotRead(_:)``.
+  static func readHead(_ descriptor: Int32) throws(FileFailure) -> [UInt8] {
+    var head: [UInt8] = []
+    var byte: UInt8 = 0
+    while head.count < 2 {
+      let count = read(descriptor, &byte, 1)
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw .cannotRead(SystemError.current)
+      }
+      if count == 0 { break }
+      head.append(byte)
+    }
+    return head
   }
 
   /// Copies `input` to `writer` unchanged.
@@ -170,14 +179,20 @@ struct StreamCommand {
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
       let writes = options.mode == .decompress
-      if writes && options.force && !Self.startsWithGzipMagic(input.descriptor) {
-        // As zcat -f: data that is not gzip passes through unchanged.
-        try Self.copy(input.descriptor, to: writer)
-        return
+      var head: [UInt8] = []
+      if writes && options.force {
+        // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
+        // head is read, not peeked, so pipes work too; gzip data decodes it first.
+        head = try Self.readHead(input.descriptor)
+        if head != [0x1F, 0x8B] {
+          try writer.write(head)
+          try Self.copy(input.descriptor, to: writer)
+          return
+        }
       }
       _ = try DecoderPool().withWorkspace { (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
-          input.descriptor, workspace: workspace, stop: stop, progress: { _ in }
+          input.descriptor, prefix: head, workspace: workspace, stop: stop, progress: { _ in }
         ) {
           (chunk) throws(FileFailure) in
           if writes { try writer.write(chunk) }

@@ -63,16 +63,31 @@ enum GzipFileReader {
   /// to `sink`.
   ///
   /// - Parameters:
+  ///   - prefix: bytes already read from `descriptor` (a pipe looked at), decoded first.
   ///   - progress: called with each count of compressed bytes read.
   ///   - stop: checked between reads.
   /// - Returns: the decoder, finished (its header, member count and totals).
   /// - Throws: ``FileFailure``: `.badGzip` for the data's faults, `.cannotRead`, what `sink`
   ///   throws, `.interrupted`.
   static func decode(
-    _ descriptor: Int32, workspace: DecodeWorkspace, stop: AtomicFlag?,
+    _ descriptor: Int32, prefix: [UInt8] = [], workspace: DecodeWorkspace, stop: AtomicFlag?,
     progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
+    if !prefix.isEmpty {
+      var failure: FileFailure? = nil
+      prefix.withUnsafeBytes { raw in
+        do throws(GzipStreamError<FileFailure>) {
+          try decoder.feed(raw, sink: sink)
+        } catch {
+          switch error {
+          case .format(let format): failure = .badGzip(format)
+          case .sink(let sinkFailure): failure = sinkFailure
+          }
+        }
+      }
+      if let failure { throw failure }
+    }
     while true {
       if stop?.isSet == true || Task.isCancelled { throw .interrupted }
       let count = read(descriptor, workspace.input.baseAddress, workspace.input.count)
