@@ -298,6 +298,35 @@ import Testing
       #expect(Self.temporaries(in: folder.path).isEmpty)
     }
   }
+
+  @Test func twoRemovingRunsAtOnceBothSucceed() throws {
+    // Two --rm runs over one folder (a cron job overlapping the last one): each original is
+    // compressed and removed by one of them; the other, finding it gone with its output in
+    // place, counts it as done, not as a failure.
+    let folder = TemporaryFolder("overlap-rm")
+    var contents: [String: [UInt8]] = [:]
+    for index in 0..<1500 {
+      let data = TestData.text(200 + index * 3, seed: UInt64(index))
+      contents["f\(index)"] = data
+      try folder.write("in/f\(index)", data)
+    }
+    let other = Process()
+    other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
+    other.arguments = ["--rm", folder.url("in")]
+    let otherErrors = Pipe()
+    other.standardError = otherErrors
+    try other.run()
+    let mine = try SqueezeBinary.run(["--rm", folder.url("in")])
+    let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
+    other.waitUntilExit()
+    #expect(mine.status == 0, "\(mine.stderrText.prefix(500))")
+    #expect(other.terminationStatus == 0, "\(String(decoding: theirs.prefix(500), as: UTF8.self))")
+    let left = try FileManager.default.contentsOfDirectory(atPath: folder.url("in")).sorted()
+    #expect(left == contents.keys.map { $0 + ".gz" }.sorted(), "only outputs are left")
+    for (name, data) in contents where name.hasSuffix("0") {
+      #expect(try SystemGzip.decompress(folder.url("in/\(name).gz")) == data)
+    }
+  }
 }
 
 /// Scale (issue 5): many files in one folder under a small descriptor limit, a very deep

@@ -111,13 +111,21 @@ final class CompressionJob {
     let file = list.files[index]
     let name = list.name(of: file)
     let settings = context.settings
-    let source = try SourceFile.open(
-      index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
+    let outputName = name.addingSuffix(settings.plan.naming.suffix)
+    let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
+    let source: SourceFile
+    do {
+      source = try SourceFile.open(
+        index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
+    } catch .vanished where settings.removesSources {
+      // Two --rm runs at once (a cron job overlapping the last one): the other run
+      // compressed this file and removed it. Its output, naming this source, is the proof.
+      if ExistingOutput.namesSource(target, sourceName: name) { return .upToDate(bytes: 0) }
+      throw .vanished
+    }
     var keepInput = false
     defer { if !keepInput { close(source.descriptor) } }
 
-    let outputName = name.addingSuffix(settings.plan.naming.suffix)
-    let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
     let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard outputName.count <= 255 else {
       throw .outputNameTooLong(display.path, bytes: outputName.count)

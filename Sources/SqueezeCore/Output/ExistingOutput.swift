@@ -40,13 +40,9 @@ enum ExistingOutput: Sendable, Equatable {
     }
     let status = try output.status()
     guard status.kind == .regular else { return .inTheWay(status.kind) }
-    guard status.size >= 18 else { return .foreign }
-    var head = [UInt8](repeating: 0, count: 512)
-    let headCount = try output.readFully(into: &head, at: 0)
-    let parsed = head.withUnsafeBytes {
-      GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<headCount]))
-    }
-    guard case .header(let header, _) = parsed, header.name == sourceName.bytes else {
+    guard let header = try gzipHeader(of: output, size: status.size),
+      header.name == sourceName.bytes
+    else {
       return .foreign
     }
     var tail = [UInt8](repeating: 0, count: 8)
@@ -63,5 +59,35 @@ enum ExistingOutput: Sendable, Equatable {
       && header.modificationTime == expectedHeaderTime
       && status.modificationTime == source.modificationTime
     return current ? .upToDate : .stale
+  }
+
+  /// True when a regular file at `target` is a gzip file whose header names `sourceName`
+  /// (FNAME): the output of that source, by this or another run.
+  ///
+  /// Used when a source vanished after it was listed: with `--rm`, an overlapping run that
+  /// compressed and removed it leaves exactly this behind.
+  static func namesSource(_ target: RelativeLocation, sourceName: RawPath) -> Bool {
+    guard let output = try? target.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
+      let status = try? output.status(), status.kind == .regular,
+      let header = try? gzipHeader(of: output, size: status.size)
+    else { return false }
+    return header.name == sourceName.bytes
+  }
+
+  /// The gzip header at the start of `output` (RFC 1952 section 2.3), or nil when the file
+  /// is too short to be gzip or does not start with a header that fits in 512 bytes.
+  ///
+  /// - Throws: ``SystemError`` from `pread(2)`.
+  private static func gzipHeader(
+    of output: borrowing FileDescriptor, size: Int64
+  ) throws(SystemError) -> GzipHeader? {
+    guard size >= 18 else { return nil }
+    var head = [UInt8](repeating: 0, count: 512)
+    let headCount = try output.readFully(into: &head, at: 0)
+    let parsed = head.withUnsafeBytes {
+      GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<headCount]))
+    }
+    guard case .header(let header, _) = parsed else { return nil }
+    return header
   }
 }
