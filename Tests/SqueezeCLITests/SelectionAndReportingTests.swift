@@ -148,6 +148,28 @@ import Testing
         "cannot create output folder '\(folder.url("readonly/out"))': Permission denied"))
   }
 
+  @Test func progressStylesWhenStderrIsNotATerminal() throws {
+    let folder = TemporaryFolder("progress")
+    for index in 0..<20 { try folder.write("in/f\(index).txt", TestData.text(3_000 + index)) }
+    func run(_ style: String) throws -> String {
+      let result = try SqueezeBinary.run(
+        ["--progress", style, "-f", "-o", folder.url("out-\(style)"), folder.url("in")])
+      #expect(result.status == 0, "\(result.stderrText)")
+      return result.stderrText
+    }
+    // cron: auto and none print nothing on success.
+    #expect(try run("auto").isEmpty)
+    #expect(try run("none").isEmpty)
+    // plain: lines for a log, no terminal control, and the summary.
+    let plain = try run("plain")
+    #expect(plain.contains("20 files compressed"), "\(plain)")
+    #expect(!plain.contains("\r") && !plain.contains("\u{1B}["))
+    // bar: drawn anyway, as asked, then cleared for the summary.
+    let bar = try run("bar")
+    #expect(bar.contains("\r["), "\(bar)")
+    #expect(bar.contains("20 files compressed"))
+  }
+
   @Test func helpListsEveryOptionWithExamples() throws {
     let help = try SqueezeBinary.run(["--help"]).stdoutText
     for option in [

@@ -184,7 +184,8 @@ struct RunCommand {
     let interrupted = signals.receivedSignal != nil
     let showSummary =
       interrupted || options.verbosity == .verbose
-      || (options.verbosity == .normal && (stderr.isTerminal || options.progress == .plain))
+      || (options.verbosity == .normal
+        && (stderr.isTerminal || options.progress == .plain || options.progress == .bar))
     if showSummary { stderr.write(summary.line + "\n") }
     var written = true
     if options.json {

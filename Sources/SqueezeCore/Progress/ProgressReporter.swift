@@ -37,7 +37,8 @@ final class ProgressReporter {
   private var latest = ProgressFeed.Snapshot()
 
   /// - Parameters:
-  ///   - style: the requested style; `auto` and `bar` become `.bar` only on a terminal.
+  ///   - style: the requested style; `auto` is the bar on a terminal and nothing otherwise,
+  ///     `bar` draws it wherever stderr goes (as `pv -f` or `rsync --progress` do).
   ///   - output: where to draw (stderr).
   ///   - filesTotal: files the run will handle.
   ///   - bytesTotal: their total size in bytes.
@@ -49,7 +50,8 @@ final class ProgressReporter {
   ) {
     self.output = output
     switch style {
-    case .auto, .bar: display = output.isTerminal ? .bar : .none
+    case .auto: display = output.isTerminal ? .bar : .none
+    case .bar: display = .bar
     case .plain: display = .plain
     case .none: display = .none
     }

@@ -108,5 +108,9 @@ import Testing
       style: .auto, output: TextOutput(descriptor: ends[1]), filesTotal: 1, bytesTotal: 1,
       startTime: MonotonicClock.now())
     #expect(reporter.display == .none)
+    let forced = ProgressReporter(
+      style: .bar, output: TextOutput(descriptor: ends[1]), filesTotal: 1, bytesTotal: 1,
+      startTime: MonotonicClock.now())
+    #expect(forced.display == .bar, "--progress bar draws it wherever stderr goes")
   }
 }
