@@ -44,28 +44,46 @@ struct OutputPlan: Sendable {
   }
 
   /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix.
+  ///
+  /// Suffixes match whatever their ASCII letter case, as gzip's (`x.GZ` becomes `x`,
+  /// `y.TGZ` becomes `y.tar`).
   static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
     let bytes = name.bytes
     for known in [suffix.bytes] + ["-gz", ".z", "-z", "_z", ".gz"].map({ Array($0.utf8) })
-    where !known.isEmpty && name.hasSuffix(known) {
+    where !known.isEmpty && hasSuffixIgnoringCase(bytes, known) {
       return RawPath(bytes: bytes.dropLast(known.count))
     }
-    for tar in [".tgz", ".taz"] where name.hasSuffix(Array(tar.utf8)) {
+    for tar in [".tgz", ".taz"] where hasSuffixIgnoringCase(bytes, Array(tar.utf8)) {
       return RawPath(bytes: bytes.dropLast(4) + Array(".tar".utf8))
     }
     return nil
   }
 
   /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
-  /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix.
+  /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
   static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
-    if !suffix.isEmpty && name.hasSuffix(suffix.bytes) { return true }
-    return compressedSuffixes.contains { name.hasSuffix($0) }
+    if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
+    return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
   }
 
   /// The suffixes gzip treats as compressed, as bytes.
   private static let compressedSuffixes = [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].map {
     Array($0.utf8)
+  }
+
+  /// True when `bytes` ends in `suffix`, ASCII letters compared without case (gzip lowers
+  /// a name's tail before comparing suffixes); other bytes compare exactly.
+  static func hasSuffixIgnoringCase(_ bytes: [UInt8], _ suffix: [UInt8]) -> Bool {
+    guard bytes.count >= suffix.count else { return false }
+    func lower(_ byte: UInt8) -> UInt8 {
+      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+    var index = bytes.count - suffix.count
+    for byte in suffix {
+      if lower(bytes[index]) != lower(byte) { return false }
+      index += 1
+    }
+    return true
   }
 
   /// The output named `name` of `file`: the folder descriptor it is relative to, the folder

@@ -95,9 +95,21 @@ import Testing
   @Test(arguments: [
     ("a.txt.gz", "a.txt"), ("a.tgz", "a.tar"), ("a.taz", "a.tar"), ("a-gz", "a"), ("a.z", "a"),
     ("a_z", "a"), ("a.txt", nil),
+    // gzip compares suffixes without letter case.
+    ("x.GZ", "x"), ("y.TGZ", "y.tar"), ("v.Z", "v"), ("w.Gz", "w"),
+    ("\u{C9}t\u{E9}.GZ", "\u{C9}t\u{E9}"),
   ])
   func decompressedNamesFollowGzip(name: String, expected: String?) {
     #expect(
       OutputPlan.decompressedName(of: RawPath(name), suffix: ".gz") == expected.map { RawPath($0) })
+  }
+
+  @Test func compressedSuffixesIgnoreLetterCaseAsGzipDoes() {
+    for name in ["a.GZ", "a.Tgz", "a.Z", "a-GZ", "a_Z", "a.gz"] {
+      #expect(OutputPlan.hasCompressedSuffix(RawPath(name), suffix: ".gz"), "\(name)")
+    }
+    #expect(OutputPlan.hasCompressedSuffix(RawPath("a.BAK"), suffix: ".bak"), "the -S suffix too")
+    #expect(!OutputPlan.hasCompressedSuffix(RawPath("a.gzip"), suffix: ".gz"))
+    #expect(OutputPlan.decompressedName(of: RawPath("c.txt.GZ"), suffix: ".gz") == RawPath("c.txt"))
   }
 }
