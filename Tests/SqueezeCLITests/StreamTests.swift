@@ -53,6 +53,35 @@ import Testing
     #expect(streamed.stdout == (try folder.read("in/big.txt.gz")))
   }
 
+  @Test func stdoutOpensOneFileAtATime() throws {
+    // 300 files under `ulimit -n 64`: each is opened when its turn comes.
+    let folder = TemporaryFolder("stream-many")
+    for index in 0..<300 {
+      try folder.write("in/f\(String(format: "%03d", index))", text: "\(index)\n")
+    }
+    let result = try Shell.sh(
+      "ulimit -n 64; \(Shell.quote(SqueezeBinary.path)) -c \(Shell.quote(folder.url("in"))) | gzip -dc"
+    )
+    #expect(result.status == 0, "\(result.stderrText.prefix(300))")
+    #expect(result.stdoutText == (0..<300).map { "\($0)\n" }.joined())
+  }
+
+  @Test func namedPipesAreReadWithStdoutAsGzipDoes() throws {
+    let folder = TemporaryFolder("stream-fifo")
+    let squeeze = Shell.quote(SqueezeBinary.path)
+    let pipe = Shell.quote(folder.url("pipe"))
+    let compressed = try Shell.sh(
+      "mkfifo \(pipe) && (seq 1 2000 > \(pipe) &) && \(squeeze) -c \(pipe) | gzip -dc")
+    #expect(compressed.status == 0, "\(compressed.stderrText)")
+    #expect(compressed.stdoutText == (1...2000).map { "\($0)\n" }.joined())
+    let restored = try Shell.sh("(seq 1 50 | gzip -c > \(pipe) &) && \(squeeze) -dc \(pipe)")
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    #expect(restored.stdoutText == (1...50).map { "\($0)\n" }.joined())
+    // Without -c a named pipe is still skipped with a warning, as gzip does.
+    let skipped = try SqueezeBinary.run([folder.url("pipe")])
+    #expect(skipped.stderrText.contains("is a named pipe, not a regular file or folder; ignored"))
+  }
+
   @Test func corruptStandardInputIsStatusOne() throws {
     let result = try SqueezeBinary.run(["-t"], input: Array("not gzip at all".utf8))
     #expect(result.status == 1)

@@ -6,6 +6,12 @@ import Glibc
 /// after another as concatenated members; each is compressed block-parallel.
 struct StreamCommand {
   let options: Options
+  /// The folders discovery opened, shared by every input.
+  private let bases = BaseDirectories()
+
+  init(options: Options) {
+    self.options = options
+  }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
   @MainActor
@@ -26,58 +32,76 @@ struct StreamCommand {
       return .failure
     }
     var failed = false
-    let inputs = try? await inputsToRead()
-    guard let inputs else { return .failure }
+    let inputs = await inputsToRead()
     for input in inputs {
       if stop.isSet { break }
       let display = input.display
+      if case .failed(let message) = input.source {
+        failed = true
+        stderr.write("squeeze: \(display.displayString): \(message)\n")
+        continue
+      }
       var failure: FileFailure? = nil
       do throws(FileFailure) {
-        try await process(input, slots: slots, stop: stop)
+        // Opened only now, and closed before the next: one descriptor whatever the count.
+        if let opened = try open(input) {
+          defer { if opened.descriptor > 0 { close(opened.descriptor) } }
+          try await process(opened, display: display, slots: slots, stop: stop)
+        }
       } catch {
         failure = error
       }
-      if input.descriptor > 0 { close(input.descriptor) }
       if let failure, failure != .interrupted {
         failed = true
         stderr.write("squeeze: \(display.displayString): \(failure)\n")
-      }
-      if case .failed(let message) = input.problem {
-        failed = true
-        stderr.write("squeeze: \(display.displayString): \(message)\n")
       }
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }
     return failed ? .failure : .success
   }
 
-  /// One input: standard input or an open file.
+  /// One input, opened when its turn comes.
   struct Input {
-    var descriptor: Int32
-    var display: RawPath
-    /// The name and time for the gzip header (files only).
-    var name: RawPath?
-    var modificationTime: Timestamp?
-    /// Set when the input could not be opened.
-    var problem: Problem = .none
-
-    enum Problem {
-      case none
+    enum Source {
+      /// Standard input (no path, or `-`).
+      case standardInput
+      /// File `index` of a list discovery made.
+      case listed(FileList, index: Int)
+      /// A named pipe or character device named on the command line (`squeeze -c <(cmd)`):
+      /// read as it is, as `gzip -c` does.
+      case special(RawPath)
+      /// A path discovery could not use, and why.
       case failed(String)
     }
+    var source: Source
+    /// How the input is named in messages.
+    var display: RawPath
   }
 
-  /// Standard input, or the named files (folders walked, as discovery selects them).
-  private func inputsToRead() async throws -> [Input] {
+  /// An input ready to read.
+  struct Opened {
+    var descriptor: Int32
+    /// The name and time for the gzip header: a file's; a pipe's name with time 0, as gzip.
+    var name: RawPath?
+    var modificationTime: Timestamp?
+  }
+
+  /// Standard input, or the named files (folders walked, as discovery selects them), in
+  /// order; nothing is opened yet.
+  private func inputsToRead() async -> [Input] {
     if options.readsStandardInput {
-      return [Input(descriptor: 0, display: "(standard input)", name: nil, modificationTime: nil)]
+      return [Input(source: .standardInput, display: "(standard input)")]
     }
     var inputs: [Input] = []
-    let bases = BaseDirectories()
     for path in options.paths {
       if path == "-" {
-        inputs.append(
-          Input(descriptor: 0, display: "(standard input)", name: nil, modificationTime: nil))
+        inputs.append(Input(source: .standardInput, display: "(standard input)"))
+        continue
+      }
+      if let status = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true),
+        status.kind == .fifo || status.kind == .characterDevice
+      {
+        inputs.append(Input(source: .special(path), display: path))
         continue
       }
       var discoveryOptions = DiscoveryOptions()
@@ -91,31 +115,49 @@ struct StreamCommand {
       let found = await RunCommand.discover(
         [path], options: discoveryOptions, bases: bases, namer: TemporaryNamer())
       for failure in found.failures {
-        inputs.append(Input(descriptor: -1, display: failure.path, problem: .failed(failure.cause)))
+        inputs.append(Input(source: .failed(failure.cause), display: failure.path))
       }
       for warning in found.warnings where options.verbosity > .quiet {
         TextOutput.standardError.write("squeeze: \(warning)\n")
       }
       for index in found.files.files.indices {
-        let display = found.files.displayPath(of: found.files.files[index])
-        do throws(FileFailure) {
-          let source = try SourceFile.open(
-            index: index, list: found.files, bases: bases,
-            symlinks: options.followSymlinks ? .always : .never)
-          // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
-          _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
-          inputs.append(
-            Input(
-              descriptor: source.descriptor, display: display,
-              name: found.files.name(of: found.files.files[index]),
-              modificationTime: source.status.modificationTime))
-        } catch {
-          inputs.append(
-            Input(descriptor: -1, display: display, problem: .failed(error.description)))
-        }
+        inputs.append(
+          Input(
+            source: .listed(found.files, index: index),
+            display: found.files.displayPath(of: found.files.files[index])))
       }
     }
     return inputs
+  }
+
+  /// Opens `input`.
+  ///
+  /// - Returns: the open input, or nil for one discovery failed on (reported by the caller).
+  /// - Throws: ``FileFailure`` when it cannot be opened.
+  private func open(_ input: Input) throws(FileFailure) -> Opened? {
+    switch input.source {
+    case .standardInput:
+      return Opened(descriptor: 0)
+    case .failed:
+      return nil
+    case .special(let path):
+      do throws(SystemError) {
+        let descriptor = try FileDescriptor.open(
+          path, flags: O_RDONLY | O_NOCTTY, symlinks: .always)
+        return Opened(descriptor: descriptor.release(), name: path.lastComponent)
+      } catch {
+        throw .cannotOpen(error)
+      }
+    case .listed(let list, let index):
+      let source = try SourceFile.open(
+        index: index, list: list, bases: bases,
+        symlinks: options.followSymlinks ? .always : .never)
+      // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
+      _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
+      return Opened(
+        descriptor: source.descriptor, name: list.name(of: list.files[index]),
+        modificationTime: source.status.modificationTime)
+    }
   }
 
   /// Reads the first two bytes of `descriptor` (fewer at its end), consuming them, for
@@ -160,10 +202,9 @@ struct StreamCommand {
   }
 
   /// Compresses, decompresses or tests one input into standard output.
-  private func process(_ input: Input, slots: CompressionSlots, stop: AtomicFlag)
-    async throws(FileFailure)
-  {
-    guard input.descriptor >= 0 else { return }
+  private func process(
+    _ input: Opened, display: RawPath, slots: CompressionSlots, stop: AtomicFlag
+  ) async throws(FileFailure) {
     let stdout: RawPath = "(standard output)"
     switch options.mode {
     case .compress, .list:
@@ -199,7 +240,7 @@ struct StreamCommand {
         }
       }
       if options.mode == .test && options.verbosity == .verbose {
-        TextOutput.standardError.write("\(input.display.displayString): OK\n")
+        TextOutput.standardError.write("\(display.displayString): OK\n")
       }
     }
   }
