@@ -146,6 +146,23 @@ import Testing
     #expect(
       result.stderrText.contains(
         "cannot create output folder '\(folder.url("readonly/out"))': Permission denied"))
+    // --json still reports the settings the run had.
+    let json = try SqueezeBinary.runAsNobody(
+      binary, ["--json", "-j", "3", "-o", folder.url("readonly/out"), folder.url("in")])
+    #expect(json.status == 1)
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any]
+    #expect(object?["jobs"] as? Int == 3, "\(json.stdoutText)")
+  }
+
+  @Test func aSkippedArgumentIsToldAboutOnceUnderVerbose() throws {
+    let folder = TemporaryFolder("verbose-skip")
+    try folder.write("in/a.txt", text: "a")
+    let result = try SqueezeBinary.run([
+      "-v", "-o", folder.url("out"), "/dev/null", folder.url("in"),
+    ])
+    #expect(result.status == 0)
+    let mentions = result.stderrText.split(separator: "\n").filter { $0.contains("/dev/null") }
+    #expect(mentions.count == 1, "\(result.stderrText)")
   }
 
   @Test func progressStylesWhenStderrIsNotATerminal() throws {

@@ -82,6 +82,24 @@ import Testing
     #expect(skipped.stderrText.contains("is a named pipe, not a regular file or folder; ignored"))
   }
 
+  @Test func aClosedStandardDescriptorIsReportedAndNeverReused() throws {
+    let folder = TemporaryFolder("closed-fds")
+    try folder.write("in/a.txt", TestData.text(20_000))
+    let squeeze = Shell.quote(SqueezeBinary.path)
+    let file = Shell.quote(folder.url("in/a.txt"))
+    let closedOut = try Shell.sh("\(squeeze) -c \(file) >&-")
+    #expect(closedOut.status == 1)
+    #expect(closedOut.stderrText.contains("cannot write '(standard output)': Bad file descriptor"))
+    let closedIn = try Shell.sh("\(squeeze) -dc <&-")
+    #expect(closedIn.status == 1)
+    #expect(closedIn.stderrText.contains("(standard input): cannot read: Bad file descriptor"))
+    // --json with stdout closed: the summary fails; no output file receives it.
+    let json = try Shell.sh("\(squeeze) --json \(Shell.quote(folder.url("in"))) >&-")
+    #expect(json.status == 1)
+    #expect(json.stderrText.contains("cannot write the --json summary to standard output"))
+    #expect(try SystemGzip.decompress(folder.url("in/a.txt.gz")) == (try folder.read("in/a.txt")))
+  }
+
   @Test func corruptStandardInputIsStatusOne() throws {
     let result = try SqueezeBinary.run(["-t"], input: Array("not gzip at all".utf8))
     #expect(result.status == 1)

@@ -81,7 +81,8 @@ struct RunCommand {
             discovery.failures = [DiscoveryFailure(path: output, cause: error.description)]
             _ = writeJSON(
               JSONSummary(
-                mode: options.mode, results: RunResults(), discovery: discovery, jobs: 0,
+                mode: options.mode, results: RunResults(), discovery: discovery,
+                jobs: options.jobs ?? Self.activeProcessorCount,
                 level: options.level, isolation: options.isolation,
                 wallSeconds: MonotonicClock.now() - startTime,
                 cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
@@ -101,7 +102,9 @@ struct RunCommand {
       for warning in discovery.warnings { early += "squeeze: \(warning)\n" }
     }
     if options.verbosity == .verbose && !options.dryRun {
-      for (path, reason) in discovery.skipped {
+      // An argument skipped with a warning has been told about once already.
+      let warned = Set(discovery.warnings.map(\.path))
+      for (path, reason) in discovery.skipped where !warned.contains(path) {
         early += "\(path.displayString): skipped: \(reason.phrase)\n"
       }
     }

@@ -1,0 +1,23 @@
+import Glibc
+
+/// Keeps descriptors 0, 1 and 2 from being reused when squeeze is started with one of them
+/// closed (`squeeze -c f >&-`).
+///
+/// A closed standard descriptor's number goes to the next file opened: the runtime's epoll
+/// instance, or worse a temporary output, so `--json` or `-c` data would be written into it.
+/// Each closed one is opened on `/dev/null` the wrong way round (standard input write-only,
+/// standard output and error read-only), so reading or writing it still fails with `EBADF`
+/// as on a closed descriptor, and is reported as such. This is what gnulib's `stdopen` does
+/// for coreutils.
+public enum StandardDescriptors {
+  /// Reserves descriptors 0, 1 and 2. Call first thing in `main`, before anything opens a
+  /// file (the Swift concurrency runtime opens its epoll instance when `async` code starts).
+  public static func reserve() {
+    for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+      let opened = open("/dev/null", descriptor == 0 ? O_WRONLY : O_RDONLY)
+      // open(2) returns the lowest free number, which is `descriptor` itself; anything else
+      // (no /dev/null) is closed again rather than left holding another number.
+      if opened >= 0 && opened != descriptor { close(opened) }
+    }
+  }
+}
