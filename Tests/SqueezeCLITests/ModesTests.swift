@@ -241,6 +241,16 @@ import Testing
     #expect(decoded.stdout == plain + plain, "piped gzip members are decoded")
     let strict = try SqueezeBinary.run(["-dc"], input: [])
     #expect(strict.status == 1, "without -f, empty input is an error, as gzip -dc")
+    // Data after the last member is copied with -f, as gzip -dcf does; without -f it is
+    // trailing garbage.
+    let trailed = compressed + Array("after the member\n".utf8)
+    let copied = try SqueezeBinary.run(["-dcf"], input: trailed)
+    #expect(copied.status == 0)
+    #expect(copied.stdout == (try Shell.run("/bin/gzip", ["-dcf"], input: trailed).stdout))
+    #expect(copied.stdout == plain + Array("after the member\n".utf8))
+    let refused = try SqueezeBinary.run(["-dc"], input: trailed)
+    #expect(refused.status == 1)
+    #expect(refused.stderrText.contains("trailing garbage after the last gzip member"))
   }
 
   @Test func aPseudoFileCompressesThroughTheFolderPathToo() throws {

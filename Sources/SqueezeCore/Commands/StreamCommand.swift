@@ -233,7 +233,8 @@ struct StreamCommand {
       }
       _ = try DecoderPool().withWorkspace { (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
-          input.descriptor, prefix: head, workspace: workspace, stop: stop, progress: { _ in }
+          input.descriptor, prefix: head, passesTrailingDataThrough: writes && options.force,
+          workspace: workspace, stop: stop, progress: { _ in }
         ) {
           (chunk) throws(FileFailure) in
           if writes { try writer.write(chunk) }

@@ -64,16 +64,19 @@ enum GzipFileReader {
   ///
   /// - Parameters:
   ///   - prefix: bytes already read from `descriptor` (a pipe looked at), decoded first.
+  ///   - passesTrailingDataThrough: copy data after the last member to `sink` (`-dcf`).
   ///   - progress: called with each count of compressed bytes read.
   ///   - stop: checked between reads.
   /// - Returns: the decoder, finished (its header, member count and totals).
   /// - Throws: ``FileFailure``: `.badGzip` for the data's faults, `.cannotRead`, what `sink`
   ///   throws, `.interrupted`.
   static func decode(
-    _ descriptor: Int32, prefix: [UInt8] = [], workspace: DecodeWorkspace, stop: AtomicFlag?,
+    _ descriptor: Int32, prefix: [UInt8] = [], passesTrailingDataThrough: Bool = false,
+    workspace: DecodeWorkspace, stop: AtomicFlag?,
     progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
+    decoder.passesTrailingDataThrough = passesTrailingDataThrough
     if !prefix.isEmpty {
       var failure: FileFailure? = nil
       prefix.withUnsafeBytes { raw in

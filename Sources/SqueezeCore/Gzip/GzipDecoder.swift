@@ -17,6 +17,9 @@ struct GzipDecoder {
     case betweenMembers
     /// Zero padding after the last member: only zeros may follow.
     case padding
+    /// Data after the last member that is not gzip, passed through unchanged
+    /// (``passesTrailingDataThrough``).
+    case passingThrough
   }
 
   private let inflater: Inflater
@@ -38,6 +41,10 @@ struct GzipDecoder {
   private(set) var firstHeader: GzipHeader? = nil
   /// Header and trailer bytes of the members decoded so far (what `-l`'s ratio leaves out).
   private(set) var overheadBytes: Int64 = 0
+
+  /// Whether data after a complete member that is not another member goes to the sink
+  /// unchanged instead of being trailing garbage: `gzip -dcf` (and `zcat -f`) copy it.
+  var passesTrailingDataThrough = false
 
   /// The longest header accepted (FEXTRA, FNAME and FCOMMENT together): 1 MiB.
   static let maximumHeaderSize = 1 << 20
@@ -76,7 +83,22 @@ struct GzipDecoder {
           position += taken
           offset += Int64(taken)
         case .invalid(let error):
-          throw .format(members > 0 ? .trailingGarbage(offset: headerStart) : error)
+          guard members > 0 else { throw .format(error) }
+          guard passesTrailingDataThrough else {
+            throw .format(.trailingGarbage(offset: headerStart))
+          }
+          // Not another member: everything from its would-be header on is copied.
+          let trailing = pending
+          pending = []
+          position += taken
+          offset += Int64(taken)
+          state = .passingThrough
+          // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
+          var failure: E? = nil
+          trailing.withUnsafeBytes { raw in
+            do throws(E) { try sink(raw) } catch { failure = error }
+          }
+          if let failure { throw .sink(failure) }
         case .header(let header, let length):
           // Bytes of `rest` beyond the header belong to the body: give them back.
           let fromRest = length - (pending.count - taken)
@@ -131,7 +153,8 @@ struct GzipDecoder {
           state = .betweenMembers
         }
       case .betweenMembers:
-        state = rest[0] == 0 ? .padding : .header
+        // gzip -dcf copies zeros after the last member too; otherwise they are padding.
+        state = rest[0] == 0 && !passesTrailingDataThrough ? .padding : .header
         headerStart = offset
       case .padding:
         guard let nonzero = rest.firstIndex(where: { $0 != 0 }) else {
@@ -140,6 +163,14 @@ struct GzipDecoder {
           continue
         }
         throw .format(.trailingGarbage(offset: offset + Int64(nonzero)))
+      case .passingThrough:
+        position = input.count
+        offset += Int64(rest.count)
+        do {
+          try sink(rest)
+        } catch {
+          throw .sink(error)
+        }
       }
     }
   }
@@ -150,7 +181,7 @@ struct GzipDecoder {
   ///   stopped inside a member.
   func finish() throws(GzipFormatError) {
     switch state {
-    case .betweenMembers, .padding:
+    case .betweenMembers, .padding, .passingThrough:
       return
     case .header where members == 0 && pending.isEmpty && offset == 0:
       throw .empty

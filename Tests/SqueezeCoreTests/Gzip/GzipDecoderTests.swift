@@ -26,13 +26,16 @@ import Testing
   }
 
   /// Decodes `bytes` fed in pieces of `piece` bytes.
-  static func decode(_ bytes: [UInt8], piece: Int = 7) throws -> (
+  static func decode(
+    _ bytes: [UInt8], piece: Int = 7, passingTrailingDataThrough: Bool = false
+  ) throws -> (
     data: [UInt8], decoder: GzipDecoder
   ) {
     let inflater = try Inflater()
     let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 8)
     defer { output.deallocate() }
     var decoder = GzipDecoder(inflater: inflater, output: output)
+    decoder.passesTrailingDataThrough = passingTrailingDataThrough
     var data: [UInt8] = []
     var start = 0
     while start < bytes.count {
@@ -71,6 +74,24 @@ import Testing
     #expect(data == first + second)
     #expect(decoder.members == 2)
     #expect(decoder.firstHeader?.name == Array("a".utf8))
+  }
+
+  @Test(arguments: [1, 3, 7, 4096])
+  func passesTrailingDataThroughLikeGzipDcf(piece: Int) throws {
+    let first = TestData.text(3000, seed: 4)
+    let second = TestData.text(2000, seed: 5)
+    let tail =
+      Array("plain text after the members\n".utf8) + [0, 0x1F, 0x8B] + TestData.random(900)
+    let input = Self.member(first) + Self.member(second) + tail
+    let (data, decoder) = try Self.decode(input, piece: piece, passingTrailingDataThrough: true)
+    #expect(data == first + second + tail, "members decoded, the rest copied unchanged")
+    #expect(decoder.members == 2)
+    // Zeros are copied too, as gzip -dcf does.
+    let zeros = try Self.decode(
+      Self.member(first) + [0, 0, 0], piece: piece, passingTrailingDataThrough: true)
+    #expect(zeros.data == first + [0, 0, 0])
+    // Without it, the same input is trailing garbage.
+    #expect(Self.formatError(input) == .trailingGarbage(offset: Int64(input.count - tail.count)))
   }
 
   @Test func acceptsZeroPaddingAfterTheLastMember() throws {
