@@ -197,6 +197,68 @@ import Testing
     #expect(svg.contains("the log stops early: the run did not finish"))
   }
 
+  @Test func aSecondRunGetsANewLogFileAndLinksAreNotFollowed() throws {
+    let folder = TemporaryFolder("logshare")
+    try folder.write("in/a.txt", TestData.text(5_000))
+    let log = folder.url("run.jsonl")
+    #expect(try SqueezeBinary.run(["--task-log", log, folder.url("in")]).status == 0)
+    // A run still writing the old log keeps its own file: the new one is a new inode.
+    let open = FileHandle(forReadingAtPath: log)
+    var before = stat()
+    stat(log, &before)
+    #expect(try SqueezeBinary.run(["-f", "--task-log", log, folder.url("in")]).status == 0)
+    var after = stat()
+    stat(log, &after)
+    #expect(before.st_ino != after.st_ino, "replaced by a new file, not emptied in place")
+    try open?.close()
+    // A link at the log path is not followed; with -f the link itself is replaced.
+    try folder.write("target.txt", text: "precious\n")
+    symlink(folder.url("target.txt"), folder.url("link.jsonl"))
+    let refused = try SqueezeBinary.run(["--task-log", folder.url("link.jsonl"), folder.url("in")])
+    #expect(refused.status == 1)
+    #expect(refused.stderrText.contains("is a symbolic link; not followed"))
+    let forced = try SqueezeBinary.run([
+      "-f", "--task-log", folder.url("link.jsonl"), folder.url("in"),
+    ])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    #expect(try folder.read("target.txt") == Array("precious\n".utf8), "the target is untouched")
+    var link = stat()
+    lstat(folder.url("link.jsonl"), &link)
+    #expect(link.st_mode & S_IFMT == S_IFREG, "the link was replaced by the log")
+  }
+
+  @Test func aLogOnStandardOutputOrAPipeIsWrittenAsItIs() throws {
+    let folder = TemporaryFolder("logpipe")
+    for index in 0..<30 {
+      try folder.write("in/f\(index)", TestData.text(200_000, seed: UInt64(index)))
+    }
+    let squeeze = Shell.quote(SqueezeBinary.path)
+    let input = Shell.quote(folder.url("in"))
+    let file = Shell.quote(folder.url("kept.txt"))
+    // /dev/stdout is the descriptor already open: `>>` appends after what is there.
+    let appended = try Shell.sh(
+      "echo earlier > \(file) && \(squeeze) -f --task-log /dev/stdout \(input) >> \(file)")
+    #expect(appended.status == 0, "\(appended.stderrText)")
+    let text = try String(contentsOfFile: folder.url("kept.txt"), encoding: .utf8)
+    #expect(text.hasPrefix("earlier\n{\"event\":\"start\""), "\(text.prefix(80))")
+    // A pipe whose reader goes away: the run goes on, says so, and ends with status 1.
+    let pipe = Shell.quote(folder.url("fifo"))
+    let cut = try Shell.sh(
+      "mkfifo \(pipe) && (head -c 10 \(pipe) > /dev/null &) && sleep 0.2 && \(squeeze) -f --task-log \(pipe) \(input)"
+    )
+    #expect(cut.status == 1, "\(cut.stderrText)")
+    #expect(
+      cut.stderrText.contains("cannot write task log") && cut.stderrText.contains("Broken pipe"))
+    #expect(
+      (try FileManager.default.contentsOfDirectory(atPath: folder.url("in"))).filter {
+        $0.hasSuffix(".gz")
+      }.count == 30, "every file still done")
+    // A pipe nobody reads is refused at once instead of waiting.
+    let unread = try SqueezeBinary.run(["-f", "--task-log", folder.url("fifo"), folder.url("in")])
+    #expect(unread.status == 1)
+    #expect(unread.stderrText.contains("is a named pipe that no process is reading"))
+  }
+
   @Test func theTimelineNeverReplacesTheLogItDraws() throws {
     let folder = TemporaryFolder("logself")
     try folder.write("in/a.txt", TestData.text(5_000))

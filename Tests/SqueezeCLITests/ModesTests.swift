@@ -225,6 +225,20 @@ import Testing
       "-r is accepted")
   }
 
+  @Test func testChecksFilesThatWouldRestoreToOneName() throws {
+    let folder = TemporaryFolder("t-collide")
+    let member = try Shell.run("/bin/gzip", ["-c"], input: Array("x\n".utf8)).stdout
+    try folder.write("in/x.gz", member)
+    try folder.write("in/x.GZ", member)
+    let tested = try SqueezeBinary.run(["-t", folder.url("in")])
+    #expect(tested.status == 0, "-t writes nothing, so both are tested: \(tested.stderrText)")
+    let restored = try SqueezeBinary.run(["-d", folder.url("in")])
+    #expect(restored.status == 1)
+    #expect(
+      restored.stderrText.contains("is also the output of")
+        && restored.stderrText.contains("; not written"))
+  }
+
   @Test func dcfPassesPipedDataThroughAndDecodesPipedGzip() throws {
     // Through a pipe, as `cmd | squeeze -dcf`: the head cannot be peeked, only read.
     let plain = TestData.text(200_000, seed: 5)

@@ -77,6 +77,17 @@ import Testing
     let restored = try Shell.sh("(seq 1 50 | gzip -c > \(pipe) &) && \(squeeze) -dc \(pipe)")
     #expect(restored.status == 0, "\(restored.stderrText)")
     #expect(restored.stdoutText == (1...50).map { "\($0)\n" }.joined())
+    // A signal ends a wait for a pipe's writer at once.
+    let waiting = try SqueezeBinary.run(["-c", folder.url("pipe")]) { pid in
+      usleep(300_000)
+      kill(pid, SIGTERM)
+    }
+    #expect(waiting.signal == SIGTERM, "\(waiting.status) \(waiting.stderrText)")
+    // A link named directly is read too: /dev/stdin redirected from a file.
+    try folder.write("data.txt", text: "through a link\n")
+    let linked = try Shell.sh(
+      "\(squeeze) -c /dev/stdin < \(Shell.quote(folder.url("data.txt"))) | gzip -dc")
+    #expect(linked.stdoutText == "through a link\n", "\(linked.stderrText)")
     // Without -c a named pipe is still skipped with a warning, as gzip does.
     let skipped = try SqueezeBinary.run([folder.url("pipe")])
     #expect(skipped.stderrText.contains("is a named pipe, not a regular file or folder; ignored"))

@@ -20,6 +20,10 @@ struct RunCommand {
   /// cleaning up.
   @MainActor
   func run() async -> ExitStatus {
+    // A reader of the task log or of --json that goes away must not kill the run midway
+    // (temporaries left, files undone): the write fails with EPIPE and is reported.
+    // Streams (-c) keep SIGPIPE, as gzip: `squeeze -dc x.gz | head` ends quietly.
+    signal(SIGPIPE, SIG_IGN)
     let startTime = MonotonicClock.now()
     let startCPU = MonotonicClock.processCPUSeconds()
     let stderr = TextOutput.standardError
@@ -39,8 +43,8 @@ struct RunCommand {
     } catch {
       let path = options.taskLog?.displayString ?? ""
       switch error {
-      case .notATaskLog: stderr.write("squeeze: task log '\(path)' \(error)\n")
       case .system: stderr.write("squeeze: cannot create task log '\(path)': \(error)\n")
+      default: stderr.write("squeeze: task log '\(path)' \(error)\n")
       }
       return .failure
     }
@@ -148,7 +152,8 @@ struct RunCommand {
     configuration.blockSize = options.blockSize
     let (collisions, duplicates) = settings.plan.collisions(in: list)
     configuration.dropped = duplicates
-    for (index, other) in collisions {
+    // -t writes nothing: two files that would restore to one name are both tested.
+    for (index, other) in collisions where operation != .test {
       configuration.preFailed[index] = .outputCollision(
         settings.plan.displayPath(of: list.files[index], in: list), otherSource: other)
     }

@@ -44,7 +44,7 @@ struct StreamCommand {
       var failure: FileFailure? = nil
       do throws(FileFailure) {
         // Opened only now, and closed before the next: one descriptor whatever the count.
-        if let opened = try open(input) {
+        if let opened = try open(input, stop: stop) {
           defer { if opened.descriptor > 0 { close(opened.descriptor) } }
           try await process(opened, display: display, slots: slots, stop: stop)
         }
@@ -98,8 +98,13 @@ struct StreamCommand {
         inputs.append(Input(source: .standardInput, display: "(standard input)"))
         continue
       }
+      // Named pipes and devices, and a link to a file named directly (`/dev/stdin`,
+      // `<(cmd)`), are read as they are, as gzip -c reads them: -c writes nothing beside
+      // them, so following the link the user named is safe.
       if let status = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true),
         status.kind == .fifo || status.kind == .characterDevice
+          || (status.kind == .regular
+            && (try? FileStatus.of(path, in: AT_FDCWD))?.kind == .symbolicLink)
       {
         inputs.append(Input(source: .special(path), display: path))
         continue
@@ -134,20 +139,31 @@ struct StreamCommand {
   ///
   /// - Returns: the open input, or nil for one discovery failed on (reported by the caller).
   /// - Throws: ``FileFailure`` when it cannot be opened.
-  private func open(_ input: Input) throws(FileFailure) -> Opened? {
+  private func open(_ input: Input, stop: AtomicFlag) throws(FileFailure) -> Opened? {
     switch input.source {
     case .standardInput:
       return Opened(descriptor: 0)
     case .failed:
       return nil
     case .special(let path):
+      let descriptor: Int32
       do throws(SystemError) {
-        let descriptor = try FileDescriptor.open(
-          path, flags: O_RDONLY | O_NOCTTY, symlinks: .always)
-        return Opened(descriptor: descriptor.release(), name: path.lastComponent)
+        // Non-blocking, so waiting for a pipe's writer can be cut short by a signal.
+        descriptor = try FileDescriptor.open(
+          path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY, symlinks: .always
+        ).release()
       } catch {
         throw .cannotOpen(error)
       }
+      var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      while poll(&wait, 1, 100) == 0 || (wait.revents == 0) {
+        if stop.isSet {
+          close(descriptor)
+          throw .interrupted
+        }
+      }
+      _ = fcntl(descriptor, F_SETFL, O_RDONLY)
+      return Opened(descriptor: descriptor, name: path.lastComponent)
     case .listed(let list, let index):
       let source = try SourceFile.open(
         index: index, list: list, bases: bases,

@@ -71,7 +71,7 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .cannotCreateOutput(let path, let error) where error.code == ELOOP:
       "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
-      "output '\(path.displayString)' is also the output of '\(other.displayString)'; not compressed"
+      "output '\(path.displayString)' is also the output of '\(other.displayString)'; not written"
     case .cannotCreateOutput(let path, let error): "cannot create '\(path.displayString)': \(error)"
     case .cannotWriteOutput(let path, let error): "cannot write '\(path.displayString)': \(error)"
     case .cannotPublish(let path, let step, let error):

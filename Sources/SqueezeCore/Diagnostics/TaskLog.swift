@@ -26,46 +26,114 @@ final class TaskLog: TaskEventSink, Sendable {
   /// Seconds after which the buffer is written out whatever its size.
   static let flushInterval = 1.0
 
-  /// Creates the log file, or replaces an earlier squeeze task log at `path`.
+  /// Opens the log at `path` as an output like squeeze's others (spec §4, "What sits at an
+  /// output path"):
   ///
-  /// A regular file that is not empty and does not begin with a `start` event is someone's
-  /// data: it is left alone unless `force` (`-f`), as gzip leaves an existing output. A
-  /// device or pipe (`/dev/null`, `/dev/stdout`) is written as it is.
+  /// - nothing there: a new file (mode 0644);
+  /// - an earlier task log, an empty file, or with `force` any regular file: replaced by a
+  ///   new file (a temporary beside it renamed over it), so a run still writing the old one
+  ///   keeps its own;
+  /// - `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`: the descriptor already open, with its
+  ///   offset and `O_APPEND` (`>>`);
+  /// - a named pipe or character device (also through a link): written as it is; a pipe that
+  ///   no process reads is an error at once rather than a wait;
+  /// - a symbolic link to anything else: not followed; with `force` the link is replaced.
   ///
   /// - Parameters:
-  ///   - path: where the log goes; symbolic links are followed.
+  ///   - path: where the log goes.
   ///   - startTime: the run's start on ``MonotonicClock``.
-  ///   - force: replace any regular file at `path`.
-  /// - Throws: ``TaskLogOpenError/notATaskLog`` for a file that is not a task log;
-  ///   ``TaskLogOpenError/system(_:)`` when the file cannot be created, opened or emptied.
+  ///   - force: replace a regular file that is not a task log, or a symbolic link (`-f`).
+  /// - Throws: ``TaskLogOpenError`` naming why the log cannot go there.
   init(path: RawPath, startTime: Double, force: Bool = false) throws(TaskLogOpenError) {
     self.path = path
     self.startTime = startTime
+    descriptor = try Self.openLog(path, force: force)
+  }
+
+  private static func openLog(_ path: RawPath, force: Bool) throws(TaskLogOpenError) -> Int32 {
+    if let standard = standardDescriptor(named: path) {
+      let copy = fcntl(standard, F_DUPFD_CLOEXEC, 3)
+      guard copy >= 0 else { throw .system(SystemError.current) }
+      return copy
+    }
+    let here: FileStatus
     do {
-      descriptor = try FileDescriptor.open(
-        path, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .always
-      ).release()
-      return
-    } catch  where error == .fileExists {
-      // Something is there: look before writing.
+      here = try FileStatus.of(path, in: AT_FDCWD, followingSymlinks: false)
+    } catch  where error == .noSuchFile {
+      return try create(path)
     } catch {
       throw .system(error)
     }
-    do {
-      let existing = try FileDescriptor.open(path, flags: O_WRONLY, symlinks: .always)
-      let status = try existing.status()
-      if status.kind == .regular {
-        if !force && status.size > 0 && !Self.isTaskLog(path) { throw TaskLogOpenError.notATaskLog }
-        _ = try retryingOnInterrupt { ftruncate(existing.rawValue, 0) }
+    var target = here
+    if here.kind == .symbolicLink,
+      let followed = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true)
+    {
+      target = followed
+    }
+    switch target.kind {
+    case .fifo, .characterDevice:
+      do throws(SystemError) {
+        let descriptor = try FileDescriptor.open(
+          path, flags: O_WRONLY | O_NONBLOCK | O_NOCTTY, symlinks: .always
+        ).release()
+        _ = fcntl(descriptor, F_SETFL, O_WRONLY)
+        return descriptor
+      } catch  where error.code == ENXIO {
+        throw .noReader
+      } catch {
+        throw .system(error)
       }
-      descriptor = existing.release()
-    } catch let error as TaskLogOpenError {
-      throw error
-    } catch let error as SystemError {
-      throw .system(error)
-    } catch {
-      throw .system(SystemError(code: EIO))
+    case .directory:
+      throw .system(SystemError(code: EISDIR))
+    case .regular where here.kind == .regular:
+      guard force || here.size == 0 || isTaskLog(path) else { throw .notATaskLog }
+      return try replace(path)
+    default:
+      guard here.kind == .symbolicLink else { throw .system(SystemError(code: EEXIST)) }
+      guard force else { throw .symbolicLink }
+      return try replace(path)
     }
+  }
+
+  /// Descriptors named by path that must be used as they are: reopening them would start a
+  /// second file offset at 0 over whatever they hold.
+  private static func standardDescriptor(named path: RawPath) -> Int32? {
+    switch path.displayString {
+    case "/dev/stdout": return 1
+    case "/dev/stderr": return 2
+    default: break
+    }
+    for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.displayString.hasPrefix(prefix) {
+      if let number = Int32(path.displayString.dropFirst(prefix.count)), number > 0 {
+        return number
+      }
+    }
+    return nil
+  }
+
+  /// Creates a new file at `path`; never follows a link there.
+  private static func create(_ path: RawPath) throws(TaskLogOpenError) -> Int32 {
+    do throws(SystemError) {
+      return try FileDescriptor.open(
+        path, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .never
+      ).release()
+    } catch {
+      throw .system(error)
+    }
+  }
+
+  /// Creates a new file beside `path` and renames it over `path` (a file or a link).
+  private static func replace(_ path: RawPath) throws(TaskLogOpenError) -> Int32 {
+    let temporary = path.parent.appending(TemporaryNamer().next())
+    let descriptor = try create(temporary)
+    let renamed = temporary.withCString { from in path.withCString { to in rename(from, to) } }
+    guard renamed == 0 else {
+      let error = SystemError.current
+      _ = temporary.withCString { unlink($0) }
+      close(descriptor)
+      throw .system(error)
+    }
+    return descriptor
   }
 
   /// The first bytes of every task log.
@@ -230,12 +298,19 @@ final class TaskLog: TaskEventSink, Sendable {
 enum TaskLogOpenError: Error, Sendable, CustomStringConvertible {
   /// A regular file that is not a squeeze task log is at the path, and `-f` was not given.
   case notATaskLog
-  /// Creating, opening or emptying the file failed.
+  /// A symbolic link to something other than a pipe or device is at the path, and `-f` was
+  /// not given.
+  case symbolicLink
+  /// The path is a named pipe that no process has open for reading.
+  case noReader
+  /// Creating, opening or replacing the file failed.
   case system(SystemError)
 
   var description: String {
     switch self {
     case .notATaskLog: "exists and is not a squeeze task log; not replaced (use -f to replace it)"
+    case .symbolicLink: "is a symbolic link; not followed (use -f to replace the link)"
+    case .noReader: "is a named pipe that no process is reading; nothing written"
     case .system(let error): error.description
     }
   }
