@@ -63,7 +63,8 @@ enum GzipFileReader {
   /// to `sink`.
   ///
   /// - Parameters:
-  ///   - prefix: bytes already read from `descriptor` (a pipe looked at), decoded first.
+  ///   - prefix: bytes already read from `descriptor` (its head, read to tell gzip from other
+  ///     data), decoded first as if read again.
   ///   - passesTrailingDataThrough: copy data after the last member to `sink` (`-dcf`).
   ///   - progress: called with each count of compressed bytes read.
   ///   - stop: checked between reads.
@@ -77,23 +78,18 @@ enum GzipFileReader {
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
-    if !prefix.isEmpty {
-      var failure: FileFailure? = nil
-      prefix.withUnsafeBytes { raw in
-        do throws(GzipStreamError<FileFailure>) {
-          try decoder.feed(raw, sink: sink)
-        } catch {
-          switch error {
-          case .format(let format): failure = .badGzip(format)
-          case .sink(let sinkFailure): failure = sinkFailure
-          }
-        }
-      }
-      if let failure { throw failure }
+    // The prefix (2 bytes at most) is the first chunk, read as if from the descriptor.
+    var prefixLeft = prefix.count
+    if prefixLeft > 0 {
+      workspace.input.copyBytes(from: prefix.prefix(workspace.input.count))
+      prefixLeft = min(prefixLeft, workspace.input.count)
     }
     while true {
       if stop?.isSet == true || Task.isCancelled { throw .interrupted }
-      let count = read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      let count =
+        prefixLeft > 0
+        ? prefixLeft : read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      prefixLeft = 0
       if count < 0 {
         if errno == EINTR { continue }
         throw .cannotRead(SystemError.current)
