@@ -237,7 +237,9 @@ struct StreamCommand {
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
       let writes = options.mode == .decompress
       var head: [UInt8] = []
-      if writes && options.force {
+      // As zcat -f: -dcf passes through what is not gzip, before and after the members.
+      let passesThrough = writes && options.force
+      if passesThrough {
         // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
         // head is read, not peeked, so pipes work too; gzip data decodes it first.
         head = try Self.readHead(input.descriptor)
@@ -249,7 +251,7 @@ struct StreamCommand {
       }
       _ = try DecoderPool().withWorkspace { (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
-          input.descriptor, prefix: head, passesTrailingDataThrough: writes && options.force,
+          input.descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
           workspace: workspace, stop: stop, progress: { _ in }
         ) {
           (chunk) throws(FileFailure) in
