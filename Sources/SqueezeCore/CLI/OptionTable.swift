@@ -209,7 +209,7 @@ enum OptionTable {
         apply: { options, _, _ in options.headerNameAndTime = true }),
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",
-        help: "How many files or blocks are worked on at once.",
+        help: "How many files or chunks are worked on at once.",
         defaultValue: "the active processor count",
         apply: { options, value, spelling throws(UsageError) in
           guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
@@ -221,15 +221,15 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: nil, long: "block-size", valueLabel: "size",
         help:
-          "Split files larger than <size> into blocks compressed in parallel (32K to 64M; K, M suffixes).",
+          "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes).",
         defaultValue: "128K",
         apply: { options, value, spelling throws(UsageError) in
-          guard let size = ValueParsers.size(value), size >= BlockLayout.minimumBlockSize,
-            size <= BlockLayout.maximumBlockSize
+          guard let size = ValueParsers.size(value), size >= ChunkLayout.minimumChunkSize,
+            size <= ChunkLayout.maximumChunkSize
           else {
             throw .invalidValue(value, option: spelling, reason: "expected a size from 32K to 64M")
           }
-          options.blockSize = size
+          options.chunkSize = size
         }),
     ]
 

@@ -87,7 +87,7 @@ struct Options: Sendable, Equatable {
   /// `--sample-interval`: seconds between task-state samples (default 10 ms).
   var sampleInterval: Double = 0.010
   /// `--block-size`: bytes per block of a big file (default 128 KiB).
-  var blockSize: Int = BlockLayout.defaultBlockSize
+  var chunkSize: Int = ChunkLayout.defaultChunkSize
 
   /// True when the run reads standard input: no path, or the single path `-`.
   var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }

@@ -149,7 +149,7 @@ struct RunCommand {
 
     var configuration = ParallelCompressor.Configuration(
       list: list, bases: bases, settings: settings, jobs: jobs, isolation: options.isolation)
-    configuration.blockSize = options.blockSize
+    configuration.chunkSize = options.chunkSize
     let (collisions, duplicates) = settings.plan.collisions(in: list)
     configuration.dropped = duplicates
     // -t writes nothing: two files that would restore to one name are both tested.
@@ -166,7 +166,7 @@ struct RunCommand {
       bytesTotal: list.totalBytes, startTime: startTime)
     diagnostics.begin(
       isolation: options.isolation, jobs: jobs, level: options.level, files: filesTotal,
-      bytes: list.totalBytes, blockSize: options.blockSize)
+      bytes: list.totalBytes, chunkSize: options.chunkSize)
     let compressor = ParallelCompressor(
       configuration: configuration, tracker: diagnostics.tracker, feed: feed, stop: stop,
       namer: namer)

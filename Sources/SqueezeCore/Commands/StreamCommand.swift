@@ -3,7 +3,7 @@ import Glibc
 /// `squeeze -c` and standard input (spec §3): compress, decompress or test standard input or
 /// the named files (folders walked) into standard output, as gzip does
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
-/// after another as concatenated members; each is compressed block-parallel.
+/// after another as concatenated members; each is compressed chunk-parallel.
 struct StreamCommand {
   let options: Options
   /// The folders discovery opened, shared by every input.
@@ -230,8 +230,8 @@ struct StreamCommand {
         modificationTime: storesName ? input.modificationTime : nil, level: options.level)
       _ = try await StreamCompressor.compress(
         from: input.descriptor, to: 1, outputName: stdout, header: header.encoded,
-        blockSize: options.blockSize,
-        workspaces: WorkspacePool(level: options.level, blockSize: options.blockSize), slots: slots,
+        chunkSize: options.chunkSize,
+        workspaces: WorkspacePool(level: options.level, chunkSize: options.chunkSize), slots: slots,
         window: (options.jobs ?? RunCommand.activeProcessorCount) + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)

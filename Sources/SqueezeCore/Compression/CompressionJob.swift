@@ -51,8 +51,8 @@ final class JobContext: Sendable {
 /// the existing output (if any) means (``ExistingOutput``), create the temporary
 /// (``TemporaryOutput``). Finishing (``finish(bytesRead:crc:)``): write the trailer, check
 /// the source did not change while it was read, give the output the source's metadata,
-/// close it. The compression itself is ``compressSerially(workspace:progress:)`` or, block
-/// by block, ``compressBlock(index:of:descriptor:workspace:)``.
+/// close it. The compression itself is ``compressSerially(workspace:progress:)`` or, chunk
+/// by chunk, ``compressChunk(index:of:descriptor:workspace:)``.
 final class CompressionJob {
   /// What opening a file came to.
   enum Opening {
@@ -64,12 +64,12 @@ final class CompressionJob {
 
   /// The source, open for reading.
   let input: Int32
-  /// The source's status when it was opened; its size fixes the block layout.
+  /// The source's status when it was opened; its size fixes the chunk layout.
   let before: FileStatus
   /// Where the source is (for `--rm`).
   let source: RelativeLocation
-  /// How the source is cut into blocks.
-  let layout: BlockLayout
+  /// How the source is cut into chunks.
+  let layout: ChunkLayout
   /// The gzip header to write first.
   let header: [UInt8]
   /// The output being written.
@@ -81,7 +81,7 @@ final class CompressionJob {
   let context: JobContext
 
   private init(
-    source: SourceFile, layout: BlockLayout, header: [UInt8], output: TemporaryOutput,
+    source: SourceFile, layout: ChunkLayout, header: [UInt8], output: TemporaryOutput,
     outputDevice: UInt64?, context: JobContext
   ) {
     self.outputDevice = outputDevice
@@ -166,7 +166,7 @@ final class CompressionJob {
     return .job(
       CompressionJob(
         source: source,
-        layout: BlockLayout(blockSize: context.workspaces.blockSize, length: source.status.size),
+        layout: ChunkLayout(chunkSize: context.workspaces.chunkSize, length: source.status.size),
         header: header.encoded, output: output,
         outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
           ? list.folderIdentity(of: file).device : nil,

@@ -1,11 +1,11 @@
 import Glibc
 
 extension CompressionJob {
-  /// Compresses the whole file on the calling thread, block after block, reading
+  /// Compresses the whole file on the calling thread, chunk after chunk, reading
   /// sequentially until the end of the file; memory is one workspace however big the file
   /// is.
   ///
-  /// Used for files of one block, and for every file in the `main-actor`, `actor` and
+  /// Used for files of one chunk, and for every file in the `main-actor`, `actor` and
   /// `detached` isolation modes; produces the same bytes as the parallel path. It reads to
   /// the end rather than to the size `fstat` gave, so files whose size the kernel does not
   /// know (`/proc`) compress as they do through `-c`; growth of a regular file is still
@@ -19,35 +19,35 @@ extension CompressionJob {
   func compressSerially(
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
-    let dictionaryEnd = BlockLayout.dictionarySize
-    let blockSize = workspace.blockSize
+    let dictionaryEnd = ChunkLayout.dictionarySize
+    let chunkSize = workspace.chunkSize
     let output = workspace.output
     var used = header.count
     header.withUnsafeBytes { output.copyMemory(from: $0) }
     var crc = CRC32()
     var bytesRead: Int64 = 0
     var dictionaryLength = 0
-    // One byte read ahead tells whether a full block is the last one.
+    // One byte read ahead tells whether a full chunk is the last one.
     var carried: UInt8? = nil
     var readCalls = 0
     while true {
       if context.stop.isSet || Task.isCancelled { throw .interrupted }
       let block = UnsafeMutableRawBufferPointer(
-        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + blockSize)])
+        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + chunkSize)])
       var count = 0
       if let byte = carried {
         block[0] = byte
         count = 1
         carried = nil
       }
-      count += try readBlock(
+      count += try readChunk(
         into: UnsafeMutableRawBufferPointer(rebasing: block[count...]),
         knownEnd: before.size > 0 ? before.size - bytesRead - Int64(count) : nil, calls: &readCalls)
-      var isLast = count < blockSize
+      var isLast = count < chunkSize
       if !isLast {
         var next: UInt8 = 0
         let extra = try withUnsafeMutableBytes(of: &next) { (raw) throws(FileFailure) in
-          try readBlock(into: raw, knownEnd: nil, calls: &readCalls)
+          try readChunk(into: raw, knownEnd: nil, calls: &readCalls)
         }
         if extra == 1 { carried = next } else { isLast = true }
       }
@@ -55,7 +55,7 @@ extension CompressionJob {
       crc.update(data)
       bytesRead += Int64(count)
       do {
-        used += try workspace.deflater.deflateBlock(
+        used += try workspace.deflater.deflateChunk(
           data,
           dictionary: UnsafeRawBufferPointer(
             rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]),
@@ -67,14 +67,14 @@ extension CompressionJob {
       if isLast { break }
       try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
       used = 0
-      // The block's last 32 KiB become the next block's dictionary.
-      dictionaryLength = min(count, BlockLayout.dictionarySize)
+      // The chunk's last 32 KiB become the next chunk's dictionary.
+      dictionaryLength = min(count, ChunkLayout.dictionarySize)
       let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
       UnsafeMutableRawBufferPointer(
         rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
       ).copyMemory(from: tail)
     }
-    // Header (for a one-block file), last block and trailer go out in one write.
+    // Header (for a one-chunk file), last chunk and trailer go out in one write.
     let trailer = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).encoded
     trailer.withUnsafeBytes {
       UnsafeMutableRawBufferPointer(rebasing: output[used..<(used + 8)]).copyMemory(from: $0)
@@ -94,7 +94,7 @@ extension CompressionJob {
   ///   short read that ends exactly there is taken as the end of the file, which saves the
   ///   `read` that would return 0 on every small file. (Growth after that point is still
   ///   caught: the file's size is checked again once it has been read.)
-  private func readBlock(
+  private func readChunk(
     into buffer: UnsafeMutableRawBufferPointer, knownEnd: Int64?, calls: inout Int
   ) throws(FileFailure) -> Int {
     var total = 0
@@ -112,17 +112,17 @@ extension CompressionJob {
     return total
   }
 
-  /// Compresses block `index` of the file open as `descriptor`, reading it and its
-  /// dictionary with `pread` (blocks of one file run in parallel on one descriptor).
+  /// Compresses chunk `index` of the file open as `descriptor`, reading it and its
+  /// dictionary with `pread` (chunks of one file run in parallel on one descriptor).
   ///
-  /// - Returns: the block's deflate bytes, CRC-32 and length.
+  /// - Returns: the chunk's deflate bytes, CRC-32 and length.
   /// - Throws: ``FileFailure`` for read and zlib errors, and when the file shrank.
-  static func compressBlock(
-    index: Int, of layout: BlockLayout, descriptor: Int32, workspace: CompressionWorkspace
-  ) throws(FileFailure) -> CompressedBlock {
+  static func compressChunk(
+    index: Int, of layout: ChunkLayout, descriptor: Int32, workspace: CompressionWorkspace
+  ) throws(FileFailure) -> CompressedChunk {
     let range = layout.range(of: index)
     let dictionary = layout.dictionaryRange(of: index)
-    let dictionaryEnd = BlockLayout.dictionarySize
+    let dictionaryEnd = ChunkLayout.dictionarySize
     let start = dictionaryEnd - dictionary.count
     let wanted = Int(range.upperBound - dictionary.lowerBound)
     let buffer = UnsafeMutableRawBufferPointer(rebasing: workspace.input[start..<(start + wanted)])
@@ -147,13 +147,13 @@ extension CompressionJob {
     crc.update(data)
     let produced: Int
     do {
-      produced = try workspace.deflater.deflateBlock(
+      produced = try workspace.deflater.deflateChunk(
         data, dictionary: UnsafeRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]),
         isLast: index == layout.count - 1, into: workspace.output)
     } catch {
       throw .zlib(error)
     }
-    return CompressedBlock(
+    return CompressedChunk(
       index: index, bytes: Array(UnsafeRawBufferPointer(rebasing: workspace.output[..<produced])),
       crc: crc.value, length: Int(range.count))
   }

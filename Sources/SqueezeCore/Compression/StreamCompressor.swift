@@ -1,23 +1,23 @@
 import Glibc
 
 /// Compresses a sequential input (standard input, a pipe, or a file read front to back) into
-/// one gzip member on an output descriptor, block-parallel: blocks are read in order, each is
-/// compressed in a child task that takes a compression slot (the same block layout, so a
-/// regular file gives the same bytes as `squeeze file`), and the compressed blocks are
-/// written in order. At most `window` blocks are in memory at once, plus one read ahead (to
-/// know which block is the last); memory does not grow with the input.
+/// one gzip member on an output descriptor, chunk-parallel: chunks are read in order, each is
+/// compressed in a child task that takes a compression slot (the same chunk layout, so a
+/// regular file gives the same bytes as `squeeze file`), and the compressed chunks are
+/// written in order. At most `window` chunks are in memory at once, plus one read ahead (to
+/// know which chunk is the last); memory does not grow with the input.
 enum StreamCompressor {
   /// Compresses everything `input` yields into `output`.
   ///
   /// - Parameters:
   ///   - header: the gzip header to write first.
-  ///   - blockSize: bytes per block.
-  ///   - window: most blocks in flight (jobs + 1).
+  ///   - chunkSize: bytes per chunk.
+  ///   - window: most chunks in flight (jobs + 1).
   /// - Returns: bytes read and bytes written.
   /// - Throws: ``FileFailure`` for read, write and zlib errors, `.interrupted` when `stop`
   ///   is set.
   static func compress(
-    from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8], blockSize: Int,
+    from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8], chunkSize: Int,
     workspaces: WorkspacePool, slots: CompressionSlots, window: Int, stop: AtomicFlag
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let writer = DescriptorWriter(descriptor: output, display: outputName)
@@ -25,10 +25,10 @@ enum StreamCompressor {
     var crc: UInt32 = 0
     var bytesIn: Int64 = 0
     var failure: FileFailure? = nil
-    await withTaskGroup(of: Result<CompressedBlock, FileFailure>.self) { group in
+    await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
       var current: [UInt8]? = nil
       do throws(FileFailure) {
-        current = try readBlock(input, size: blockSize)
+        current = try readChunk(input, size: chunkSize)
       } catch {
         failure = error
         return
@@ -36,25 +36,25 @@ enum StreamCompressor {
       var dictionary: [UInt8] = []
       var started = 0
       var written = 0
-      var ready: [Int: CompressedBlock] = [:]
+      var ready: [Int: CompressedChunk] = [:]
       while failure == nil {
         while let data = current, started - written < window {
           if stop.isSet {
             failure = .interrupted
             break
           }
-          // Read one block ahead: an empty one means this is the last.
+          // Read one chunk ahead: an empty one means this is the last.
           let following: [UInt8]
           do throws(FileFailure) {
-            following = data.count < blockSize ? [] : try readBlock(input, size: blockSize)
+            following = data.count < chunkSize ? [] : try readChunk(input, size: chunkSize)
           } catch {
             failure = error
             break
           }
           let isLast = following.isEmpty
           let index = started
-          let blockDictionary = dictionary
-          dictionary = Array(data.suffix(BlockLayout.dictionarySize))
+          let chunkDictionary = dictionary
+          dictionary = Array(data.suffix(ChunkLayout.dictionarySize))
           guard await slots.acquire() else {
             failure = .interrupted
             break
@@ -64,8 +64,8 @@ enum StreamCompressor {
             do throws(FileFailure) {
               return .success(
                 try workspaces.withWorkspace { (workspace) throws(FileFailure) in
-                  try compressBlock(
-                    data, dictionary: blockDictionary, index: index, isLast: isLast,
+                  try compressChunk(
+                    data, dictionary: chunkDictionary, index: index, isLast: isLast,
                     workspace: workspace)
                 })
             } catch {
@@ -79,16 +79,16 @@ enum StreamCompressor {
         guard let result = await group.next() else { break }
         switch result {
         case .failure(let error): failure = error
-        case .success(let block): ready[block.index] = block
+        case .success(let chunk): ready[chunk.index] = chunk
         }
-        while failure == nil, let block = ready.removeValue(forKey: written) {
+        while failure == nil, let chunk = ready.removeValue(forKey: written) {
           do throws(FileFailure) {
-            try writer.write(block.bytes)
+            try writer.write(chunk.bytes)
           } catch {
             failure = error
           }
-          crc = CRC32.combine(crc, block.crc, secondLength: Int64(block.length))
-          bytesIn += Int64(block.length)
+          crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
+          bytesIn += Int64(chunk.length)
           written += 1
         }
       }
@@ -99,7 +99,7 @@ enum StreamCompressor {
   }
 
   /// Reads up to `size` bytes (fewer only at the end of the input).
-  static func readBlock(_ input: Int32, size: Int) throws(FileFailure) -> [UInt8] {
+  static func readChunk(_ input: Int32, size: Int) throws(FileFailure) -> [UInt8] {
     var block = [UInt8](repeating: 0, count: size)
     var total = 0
     var failure: SystemError? = nil
@@ -120,11 +120,11 @@ enum StreamCompressor {
     return block
   }
 
-  /// Compresses one block held in memory (see ``BlockLayout``).
-  static func compressBlock(
+  /// Compresses one chunk held in memory (see ``ChunkLayout``).
+  static func compressChunk(
     _ data: [UInt8], dictionary: [UInt8], index: Int, isLast: Bool, workspace: CompressionWorkspace
-  ) throws(FileFailure) -> CompressedBlock {
-    let dictionaryEnd = BlockLayout.dictionarySize
+  ) throws(FileFailure) -> CompressedChunk {
+    let dictionaryEnd = ChunkLayout.dictionarySize
     let start = dictionaryEnd - dictionary.count
     dictionary.withUnsafeBytes { raw in
       UnsafeMutableRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]).copyMemory(
@@ -142,13 +142,13 @@ enum StreamCompressor {
     crc.update(block)
     let produced: Int
     do {
-      produced = try workspace.deflater.deflateBlock(
+      produced = try workspace.deflater.deflateChunk(
         block, dictionary: UnsafeRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]),
         isLast: isLast, into: workspace.output)
     } catch {
       throw .zlib(error)
     }
-    return CompressedBlock(
+    return CompressedChunk(
       index: index, bytes: Array(UnsafeRawBufferPointer(rebasing: workspace.output[..<produced])),
       crc: crc.value, length: data.count)
   }

@@ -32,12 +32,12 @@ final class RunDiagnostics: Sendable {
   /// Writes the `start` event and starts sampling.
   func begin(
     isolation: Isolation, jobs: Int, level: CompressionLevel, files: Int, bytes: Int64,
-    blockSize: Int
+    chunkSize: Int
   ) {
     guard let log else { return }
     log.start(
       version: HelpText.version, isolation: isolation, jobs: jobs, level: level,
-      cpus: RunCommand.activeProcessorCount, files: files, bytes: bytes, blockSize: blockSize)
+      cpus: RunCommand.activeProcessorCount, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)
     self.sampler.withLock { $0 = sampler }

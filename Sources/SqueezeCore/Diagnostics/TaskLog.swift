@@ -172,7 +172,7 @@ final class TaskLog: TaskEventSink, Sendable {
   /// `{"event":"start",...}`: what the run is.
   func start(
     version: String, isolation: Isolation, jobs: Int, level: CompressionLevel, cpus: Int,
-    files: Int, bytes: Int64, blockSize: Int
+    files: Int, bytes: Int64, chunkSize: Int
   ) {
     var line = JSONLine()
     line.field("event", literal: "start")
@@ -184,7 +184,7 @@ final class TaskLog: TaskEventSink, Sendable {
     line.field("cpus", cpus)
     line.field("files", files)
     line.field("bytes", bytes)
-    line.field("blockSize", blockSize)
+    line.field("blockSize", chunkSize)
     append(line)
   }
 

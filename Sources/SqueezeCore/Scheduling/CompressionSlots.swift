@@ -1,8 +1,8 @@
 import Synchronization
 
 /// An asynchronous counting semaphore: at most `width` holders at once, others suspended in
-/// first-come order. It bounds how many compressions (files or blocks) are started at once:
-/// `--jobs`. Waiting suspends the task; it never blocks a thread of the cooperative pool.
+/// first-come order. It bounds how many compressions (files or chunks) are started at once:
+/// `--jobs`. Waiting suspends the task; it never chunks a thread of the cooperative pool.
 final class CompressionSlots: Sendable {
   private struct State {
     var available: Int

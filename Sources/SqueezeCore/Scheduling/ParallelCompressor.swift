@@ -3,15 +3,15 @@ import Glibc
 // Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
 //
 // Pipeline. Discovery hands over a `FileList`. `compressAll()` walks the files in start order
-// (files of several blocks first, largest first, so the biggest work starts early; then the
+// (files of several chunks first, largest first, so the biggest work starts early; then the
 // rest folder by folder) and creates one child task per file in a discarding task group.
 // Before creating a task it takes a compression slot (`CompressionSlots`, width `--jobs`),
 // so no more files are started than can compress at once, and no task exists merely to
-// queue behind a full width. A file of several blocks takes the big-file gate instead: its
-// task opens the file and then feeds its blocks, each block taking a slot of its own, into a
-// nested task group, and writes the compressed blocks in order as they come back (pigz's
-// scheme). The gate opens again as soon as the file's last block has started, so the next
-// big file, or the small ones, follow without a gap; files and blocks share the same slots,
+// queue behind a full width. A file of several chunks takes the big-file gate instead: its
+// task opens the file and then feeds its chunks, each chunk taking a slot of its own, into a
+// nested task group, and writes the compressed chunks in order as they come back (pigz's
+// scheme). The gate opens again as soon as the file's last chunk has started, so the next
+// big file, or the small ones, follow without a gap; files and chunks share the same slots,
 // which keeps every core busy until the end, however the sizes mix.
 //
 // Each task compresses synchronously (`CompressionJob`, nonisolated: it never touches the
@@ -22,10 +22,10 @@ import Glibc
 // `Task.detached` per file created all at once (the session's literal final code).
 //
 // Buffers. Every running compression borrows one `CompressionWorkspace` (a zlib stream, a
-// dictionary plus one block of input, one block's deflate bound of output) from a pool for
+// dictionary plus one chunk of input, one chunk's deflate bound of output) from a pool for
 // one synchronous call; no buffer is shared and none outlives the run. A big file keeps at
-// most jobs + 1 compressed blocks waiting to be written. Memory is therefore bounded by the
-// width times (one workspace + a few blocks), whatever the file sizes; the file list costs
+// most jobs + 1 compressed chunks waiting to be written. Memory is therefore bounded by the
+// width times (one workspace + a few chunks), whatever the file sizes; the file list costs
 // ~60 bytes a file plus its name.
 //
 // Threads. Compression runs on Swift's cooperative pool (as wide as the cores), so `running`
@@ -36,7 +36,7 @@ import Glibc
 //
 // Errors and cancellation. A file's failure is recorded and the run goes on (spec §4). A stop
 // request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag and closes the slots: no new file
-// or block starts, running compressions stop at their next block and remove their
+// or chunk starts, running compressions stop at their next chunk and remove their
 // temporaries, and the publisher removes whatever it has not renamed yet. Every continuation
 // (slot waits, publication) is resumed exactly once on every path, so the groups always drain.
 
@@ -51,12 +51,12 @@ actor ParallelCompressor {
     var bases: BaseDirectories
     /// Level, destination, force, names.
     var settings: CompressionSettings
-    /// How many compressions (files or blocks) at once (`--jobs`).
+    /// How many compressions (files or chunks) at once (`--jobs`).
     var jobs: Int
     /// Where compression runs (`--isolation`).
     var isolation: Isolation
-    /// Bytes per block (`--block-size`).
-    var blockSize = BlockLayout.defaultBlockSize
+    /// Bytes per chunk (`--chunk-size`).
+    var chunkSize = ChunkLayout.defaultChunkSize
     /// Files to leave out before starting (the same file named twice), by index.
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
@@ -75,9 +75,9 @@ actor ParallelCompressor {
   nonisolated let feed: ProgressFeed
   /// Set to stop the run (signals).
   nonisolated let stop: AtomicFlag
-  /// Bounds compressions (files and blocks) in flight to `jobs`.
+  /// Bounds compressions (files and chunks) in flight to `jobs`.
   nonisolated let slots: CompressionSlots
-  /// Lets one file of several blocks feed its blocks at a time.
+  /// Lets one file of several chunks feed its chunks at a time.
   nonisolated let bigFileGate = CompressionSlots(width: 1)
   /// Makes outputs durable and renames them into place.
   nonisolated let publisher: Publisher
@@ -120,34 +120,34 @@ actor ParallelCompressor {
     slots = CompressionSlots(width: configuration.jobs)
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
-      level: configuration.settings.level, blockSize: configuration.blockSize)
+      level: configuration.settings.level, chunkSize: configuration.chunkSize)
     context = JobContext(
       list: configuration.list, bases: configuration.bases, settings: configuration.settings,
       namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(),
       stop: stop, cleaner: TemporaryCleaner(namer: namer))
   }
 
-  /// Stops the run: no new file or block starts; running ones stop at their next block.
+  /// Stops the run: no new file or chunk starts; running ones stop at their next chunk.
   nonisolated func requestStop() {
     stop.set()
     slots.close()
     bigFileGate.close()
   }
 
-  /// True when file `index` is compressed block-parallel: more than one block, in the
+  /// True when file `index` is compressed chunk-parallel: more than one chunk, in the
   /// `nonisolated` and `detached` modes (the isolated stages compress a whole file inside
   /// their isolation, as the session's code does).
-  nonisolated func usesParallelBlocks(_ index: Int) -> Bool {
+  nonisolated func usesParallelChunks(_ index: Int) -> Bool {
     configuration.settings.operation == .compress
       && (configuration.isolation == .nonisolated || configuration.isolation == .detached)
-      && configuration.list.files[index].size > Int64(configuration.blockSize)
+      && configuration.list.files[index].size > Int64(configuration.chunkSize)
   }
 
-  /// The order files are started in: files of several blocks first, largest first, then
+  /// The order files are started in: files of several chunks first, largest first, then
   /// the rest in listing order (folder by folder, for locality).
   nonisolated func startOrder() -> [Int] {
     let files = configuration.list.files
-    let threshold = Int64(configuration.blockSize)
+    let threshold = Int64(configuration.chunkSize)
     let big = files.indices.filter { files[$0].size > threshold }
       .sorted { files[$0].size > files[$1].size }
     let small = files.indices.filter { files[$0].size <= threshold }
@@ -184,7 +184,7 @@ actor ParallelCompressor {
   enum Holding: Sendable {
     /// A compression slot, given back after compressing.
     case slot
-    /// The big-file gate, given back once the last block has started.
+    /// The big-file gate, given back once the last chunk has started.
     case gate
     /// Nothing (`detached`).
     case nothing
@@ -209,12 +209,12 @@ actor ParallelCompressor {
       }
       for index in order {
         guard await admit(index) else { continue }
-        if configuration.isolation == .nonisolated && !usesParallelBlocks(index) {
+        if configuration.isolation == .nonisolated && !usesParallelChunks(index) {
           batch.append(index, size: configuration.list.files[index].size)
           if batch.isFull, !(await startBatch()) { return }
           continue
         }
-        let holding: Holding = usesParallelBlocks(index) ? .gate : .slot
+        let holding: Holding = usesParallelChunks(index) ? .gate : .slot
         let admitted = await (holding == .gate ? bigFileGate : slots).acquire()
         guard admitted, !stop.isSet else { return }
         let task = tracker.create(id: index + 1, file: displayPath(of: index))
@@ -288,9 +288,9 @@ actor ParallelCompressor {
     let processed: Result<Processed, FileFailure>
     switch configuration.isolation {
     case .nonisolated where holding == .gate:
-      (processed, task) = await compressInParallelBlocks(index, task: task, bounded: true)
-    case .detached where usesParallelBlocks(index):
-      (processed, task) = await compressInParallelBlocks(index, task: task, bounded: false)
+      (processed, task) = await compressInParallelChunks(index, task: task, bounded: true)
+    case .detached where usesParallelChunks(index):
+      (processed, task) = await compressInParallelChunks(index, task: task, bounded: false)
     case .nonisolated, .detached:
       task.move(to: .running)
       processed = processHere(index)
@@ -312,7 +312,7 @@ actor ParallelCompressor {
     var task = task
     switch processed {
     case .success(.prepared(let ready)):
-      // A block-parallel file is already suspended (it waited on its blocks).
+      // A chunk-parallel file is already suspended (it waited on its chunks).
       if task.state != .suspended { task.move(to: .suspended) }
       let waiting = task
       publisher.submit(ready.request) { publication in
@@ -478,7 +478,7 @@ actor ParallelCompressor {
 
 /// Consecutive small files started together (`nonisolated` mode): at most
 /// ``maximumFiles`` files or ``maximumBytes`` bytes, so a batch takes about as long as a
-/// block of a big file and the slots stay fair.
+/// chunk of a big file and the slots stay fair.
 struct SmallFileBatch {
   /// Most files in a batch.
   static let maximumFiles = 64

@@ -4,11 +4,11 @@ import Synchronization
 /// sampler thread can read them without entering any actor and disturbing what it measures.
 /// An increment costs ~60 ns (platform notes), well under 1 % of a small file.
 final class TaskCounters: Sendable {
-  /// Compression work (files or blocks) executing right now.
+  /// Compression work (files or chunks) executing right now.
   let running = Atomic<Int>(0)
-  /// Tasks or blocks ready to run but waiting: for the actor, the main actor or a slot.
+  /// Tasks or chunks ready to run but waiting: for the actor, the main actor or a slot.
   let enqueued = Atomic<Int>(0)
-  /// Tasks waiting on something else (publication, their blocks).
+  /// Tasks waiting on something else (publication, their chunks).
   let suspended = Atomic<Int>(0)
   /// Tasks created and not yet finished.
   let alive = Atomic<Int>(0)

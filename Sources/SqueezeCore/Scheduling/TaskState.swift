@@ -5,7 +5,7 @@ enum TaskState: String, Sendable, CaseIterable, Codable {
   case enqueued
   /// Its compression is executing right now.
   case running
-  /// Waiting on something else: its output's publication, its blocks, the disk.
+  /// Waiting on something else: its output's publication, its chunks, the disk.
   case suspended
   /// Done: output published or up to date.
   case finished

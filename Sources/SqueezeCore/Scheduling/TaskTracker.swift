@@ -40,18 +40,18 @@ final class TaskTracker: Sendable {
     log?.warning("task \(id): illegal transition from \(from.rawValue) to \(to.rawValue) ignored")
   }
 
-  /// A block of a big file is waiting for a slot: counts in `enqueued` (spec §5: blocks
+  /// A chunk of a big file is waiting for a slot: counts in `enqueued` (spec §5: chunks
   /// count in running and enqueued while events stay per file).
-  func blockEnqueued() { counters.adjust(.enqueued, by: 1) }
-  /// A block's compression starts.
-  func blockStarted() {
+  func chunkEnqueued() { counters.adjust(.enqueued, by: 1) }
+  /// A chunk's compression starts.
+  func chunkStarted() {
     counters.adjust(.enqueued, by: -1)
     counters.adjust(.running, by: 1)
   }
-  /// A block's compression ended.
-  func blockEnded() { counters.adjust(.running, by: -1) }
-  /// A waiting block was abandoned (the run is stopping).
-  func blockAbandoned() { counters.adjust(.enqueued, by: -1) }
+  /// A chunk's compression ended.
+  func chunkEnded() { counters.adjust(.running, by: -1) }
+  /// A waiting chunk was abandoned (the run is stopping).
+  func chunkAbandoned() { counters.adjust(.enqueued, by: -1) }
 
   /// A caller starts waiting to enter `ParallelCompressor`.
   func actorWaitBegan() { counters.actorQueue.add(1, ordering: .relaxed) }

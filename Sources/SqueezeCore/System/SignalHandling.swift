@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 
 /// SIGINT, SIGTERM and SIGHUP handling (spec §3): the first signal asks the run to stop
-/// (no new files; running ones stop at their next block and remove their temporaries; the
+/// (no new files; running ones stop at their next chunk and remove their temporaries; the
 /// publisher removes what it has not renamed), and once the run has cleaned up and printed
 /// its partial summary, the command re-raises the signal so a shell or cron sees it
 /// (status 130, 143, 129). A second signal while cleaning up ends the process at once.

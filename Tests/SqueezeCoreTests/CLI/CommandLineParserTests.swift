@@ -141,7 +141,7 @@ import Testing
     #expect(options.isolation == .actor)
     #expect(options.taskLog == "t.jsonl")
     #expect(abs(options.sampleInterval - 0.005) < 1e-12)
-    #expect(options.blockSize == 256 * 1024)
+    #expect(options.chunkSize == 256 * 1024)
   }
 
   @Test(arguments: [

@@ -55,7 +55,7 @@ import Testing
     let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
     log.start(
       version: "1", isolation: .actor, jobs: 4, level: .default, cpus: 2, files: 3, bytes: 99,
-      blockSize: 131072)
+      chunkSize: 131072)
     var counters = TaskCounters.Snapshot()
     counters.running = 1
     counters.enqueued = 2

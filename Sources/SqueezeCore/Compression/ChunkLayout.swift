@@ -11,9 +11,9 @@ import CZlib
 /// the blocks combine with `crc32_combine` into the trailer's. The cut depends only on the
 /// block size, never on `--jobs` or the isolation mode, so the output is byte-identical
 /// whatever runs it. A file of one block is compressed exactly as a single deflate stream.
-struct BlockLayout: Sendable, Equatable {
+struct ChunkLayout: Sendable, Equatable {
   /// Bytes per block.
-  let blockSize: Int
+  let chunkSize: Int
   /// The file's length in bytes.
   let length: Int64
 
@@ -21,33 +21,33 @@ struct BlockLayout: Sendable, Equatable {
   static let dictionarySize = 32 * 1024
   /// The default block size: 128 KiB, pigz's default (`-b 128`), confirmed by measurement
   /// here (README, "Performance").
-  static let defaultBlockSize = 128 * 1024
+  static let defaultChunkSize = 128 * 1024
   /// The smallest block size accepted: a block must be at least one dictionary long.
-  static let minimumBlockSize = 32 * 1024
+  static let minimumChunkSize = 32 * 1024
   /// The largest block size accepted: 64 MiB.
-  static let maximumBlockSize = 64 * 1024 * 1024
+  static let maximumChunkSize = 64 * 1024 * 1024
 
   /// The number of blocks; an empty file still has one (empty) block.
   var count: Int {
-    length <= 0 ? 1 : Int((length + Int64(blockSize) - 1) / Int64(blockSize))
+    length <= 0 ? 1 : Int((length + Int64(chunkSize) - 1) / Int64(chunkSize))
   }
 
   /// The byte range of block `index` in the source.
   func range(of index: Int) -> Range<Int64> {
-    let start = Int64(index) * Int64(blockSize)
-    return start..<min(start + Int64(blockSize), max(length, 0))
+    let start = Int64(index) * Int64(chunkSize)
+    return start..<min(start + Int64(chunkSize), max(length, 0))
   }
 
   /// The dictionary of block `index`: the up to 32 KiB right before it.
   func dictionaryRange(of index: Int) -> Range<Int64> {
     let start = range(of: index).lowerBound
-    return max(0, start - Int64(BlockLayout.dictionarySize))..<start
+    return max(0, start - Int64(ChunkLayout.dictionarySize))..<start
   }
 }
 
 /// One compressed block, handed from the task that compressed it to the task that writes the
 /// member in order.
-struct CompressedBlock: Sendable {
+struct CompressedChunk: Sendable {
   /// The block's index in the file.
   var index: Int
   /// The raw deflate bytes.
@@ -59,14 +59,14 @@ struct CompressedBlock: Sendable {
 }
 
 extension Deflater {
-  /// Deflates one block as ``BlockLayout`` describes: reset, prime with `dictionary`, compress
+  /// Deflates one block as ``ChunkLayout`` describes: reset, prime with `dictionary`, compress
   /// `input` with `Z_SYNC_FLUSH` (or `Z_FINISH` for the last block) into `output`.
   ///
   /// - Parameter output: room for at least ``bound(sourceLength:)`` of the input.
   /// - Returns: the number of bytes written to `output`.
   /// - Throws: ``ZlibError``; also when `output` is too small (`Z_BUF_ERROR`), which the
   ///   callers' buffer sizes rule out.
-  func deflateBlock(
+  func deflateChunk(
     _ input: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, isLast: Bool,
     into output: UnsafeMutableRawBufferPointer
   ) throws(ZlibError) -> Int {

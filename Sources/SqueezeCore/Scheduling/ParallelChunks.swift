@@ -1,15 +1,15 @@
 import Synchronization
 
 extension ParallelCompressor {
-  /// Compresses file `index` block-parallel, pigz-style (see ``BlockLayout``): this task
-  /// opens the file, feeds its blocks into a nested task group, and writes the compressed
-  /// blocks in order as they come back, keeping at most `jobs + 1` blocks in flight.
+  /// Compresses file `index` chunk-parallel, pigz-style (see ``ChunkLayout``): this task
+  /// opens the file, feeds its chunks into a nested task group, and writes the compressed
+  /// chunks in order as they come back, keeping at most `jobs + 1` chunks in flight.
   ///
-  /// - Parameter bounded: when true (`nonisolated`), each block takes a compression slot, so
-  ///   blocks and small files share one width, and the big-file gate is given back as soon
-  ///   as the last block has started; when false (`detached`), blocks take no slot.
-  /// - Returns: the outcome, and the task (moved to `suspended` while its blocks run).
-  nonisolated func compressInParallelBlocks(
+  /// - Parameter bounded: when true (`nonisolated`), each chunk takes a compression slot, so
+  ///   chunks and small files share one width, and the big-file gate is given back as soon
+  ///   as the last chunk has started; when false (`detached`), chunks take no slot.
+  /// - Returns: the outcome, and the task (moved to `suspended` while its chunks run).
+  nonisolated func compressInParallelChunks(
     _ index: Int, task: TrackedTask, bounded: Bool
   ) async -> (Result<Processed, FileFailure>, TrackedTask) {
     var task = task
@@ -26,15 +26,15 @@ extension ParallelCompressor {
     }
     task.move(to: .suspended)
     do throws(FileFailure) {
-      let prepared = try await writeBlocksInOrder(job, gate: gate, slots: bounded ? slots : nil)
+      let prepared = try await writeChunksInOrder(job, gate: gate, slots: bounded ? slots : nil)
       return (.success(.prepared(prepared)), task)
     } catch {
       return (.failure(error), task)
     }
   }
 
-  /// Feeds the blocks of `job`, writes them in order, and finishes the member.
-  private nonisolated func writeBlocksInOrder(
+  /// Feeds the chunks of `job`, writes them in order, and finishes the member.
+  private nonisolated func writeChunksInOrder(
     _ job: CompressionJob, gate: ReleaseOnce?, slots: CompressionSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
@@ -44,32 +44,32 @@ extension ParallelCompressor {
     var crc: UInt32 = 0
     var bytesRead: Int64 = 0
     var failure: FileFailure? = nil
-    await withTaskGroup(of: Result<CompressedBlock, FileFailure>.self) { group in
+    await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
       var next = 0
       var written = 0
-      var ready: [Int: CompressedBlock] = [:]
+      var ready: [Int: CompressedChunk] = [:]
       while written < layout.count && failure == nil {
-        // Fill the window: each block waits enqueued for a slot, then runs.
+        // Fill the window: each chunk waits enqueued for a slot, then runs.
         while next < layout.count && next - written < window {
-          tracker.blockEnqueued()
+          tracker.chunkEnqueued()
           let admitted = await slots?.acquire() ?? true
           guard admitted, !stop.isSet else {
-            tracker.blockAbandoned()
+            tracker.chunkAbandoned()
             failure = .interrupted
             break
           }
-          let block = next
+          let chunk = next
           group.addTask {
-            self.tracker.blockStarted()
+            self.tracker.chunkStarted()
             defer {
-              self.tracker.blockEnded()
+              self.tracker.chunkEnded()
               slots?.release()
             }
             do throws(FileFailure) {
               return .success(
                 try self.workspaces.withWorkspace { (workspace) throws(FileFailure) in
-                  try CompressionJob.compressBlock(
-                    index: block, of: layout, descriptor: descriptor, workspace: workspace)
+                  try CompressionJob.compressChunk(
+                    index: chunk, of: layout, descriptor: descriptor, workspace: workspace)
                 })
             } catch {
               return .failure(error)
@@ -83,23 +83,23 @@ extension ParallelCompressor {
         switch result {
         case .failure(let error):
           failure = error
-        case .success(let block):
-          feed.addBytes(block.length)
-          ready[block.index] = block
+        case .success(let chunk):
+          feed.addBytes(chunk.length)
+          ready[chunk.index] = chunk
         }
         // Write whatever is now contiguous.
-        while failure == nil, let block = ready.removeValue(forKey: written) {
+        while failure == nil, let chunk = ready.removeValue(forKey: written) {
           do throws(FileFailure) {
-            try job.output.write(block.bytes)
+            try job.output.write(chunk.bytes)
           } catch {
             failure = error
           }
-          crc = CRC32.combine(crc, block.crc, secondLength: Int64(block.length))
-          bytesRead += Int64(block.length)
+          crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
+          bytesRead += Int64(chunk.length)
           written += 1
         }
       }
-      // On failure the group waits here for the blocks already running.
+      // On failure the group waits here for the chunks already running.
     }
     if let failure { throw failure }
     try job.checkNoGrowth()
