@@ -1,9 +1,13 @@
 // swift-tools-version: 6.2
 //
-// squeeze: compress a folder's files in parallel with zlib into standard gzip files.
+// squeeze: compress a folder's files in parallel into standard gzip files.
 //
 // Targets (see README.md, "Layout"):
 //   CZlib        system library: zlib through pkg-config (Debian's zlib1g-dev)
+//   CLibdeflate  system library: libdeflate, linked statically (Debian's libdeflate-dev)
+//   CIsal        system library: ISA-L's inflate through pkg-config (Debian's libisal-dev)
+//   SqueezeEngines  the engine seam: deflate and inflate behind two protocols, with the
+//                zlib, libdeflate and ISA-L adapters; the only module that imports them
 //   CSystem      system library: Linux calls glibc's Swift module does not export
 //                (syncfs, openat2, renameat2, ioctl(TIOCGWINSZ)), as static inline shims
 //   SqueezeCore  all logic: gzip format, discovery, scheduling, output, progress, diagnostics, CLI
@@ -33,10 +37,28 @@ let package = Package(
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
+    // libdeflate is linked statically (its module map links ":libdeflate.a"): no pkgConfig,
+    // which would add -ldeflate, the shared library (measured 25 % slower, issue 10).
+    .systemLibrary(
+      name: "CLibdeflate",
+      path: "Sources/CLibdeflate",
+      providers: [.apt(["libdeflate-dev"])]
+    ),
+    .systemLibrary(
+      name: "CIsal",
+      path: "Sources/CIsal",
+      pkgConfig: "libisal",
+      providers: [.apt(["libisal-dev"])]
+    ),
     .systemLibrary(name: "CSystem", path: "Sources/CSystem"),
     .target(
+      name: "SqueezeEngines",
+      dependencies: ["CZlib", "CLibdeflate", "CIsal"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "SqueezeCore",
-      dependencies: ["CZlib", "CSystem"],
+      dependencies: ["SqueezeEngines", "CSystem"],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
@@ -50,8 +72,13 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "SqueezeEnginesTests",
+      dependencies: ["SqueezeEngines", "CZlib", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "SqueezeCoreTests",
-      dependencies: ["SqueezeCore", "CZlib", "TestSupport"],
+      dependencies: ["SqueezeCore", "SqueezeEngines", "CZlib", "TestSupport"],
       swiftSettings: swiftSettings
     ),
     .testTarget(

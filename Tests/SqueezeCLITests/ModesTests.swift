@@ -154,7 +154,8 @@ import Testing
     let folder = TemporaryFolder("list")
     try folder.write("in/a.txt", Array("hello\n".utf8))
     try folder.write("in/b.txt", TestData.text(10_000, seed: 6))
-    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    // The zlib engine, whose 6-byte output is a known 32 bytes with the header.
+    #expect(try SqueezeBinary.run(["--engine", "zlib", folder.url("in")]).status == 0)
     let result = try SqueezeBinary.run(["-l", folder.url("in")])
     #expect(result.status == 0)
     let lines = result.stdoutText.split(separator: "\n").map(String.init)

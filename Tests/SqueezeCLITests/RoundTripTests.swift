@@ -85,19 +85,29 @@ import Testing
     }
   }
 
-  @Test func outputIsWithinOnePercentOfGzip6() throws {
+  /// Real text (the repository's samples and the system's kernel headers, which every
+  /// machine with a C compiler has): the default engine's output at level 6 is no larger
+  /// than `gzip -6`'s, header names included.
+  @Test func outputOfATextTreeIsNoLargerThanGzip6() throws {
     let folder = TemporaryFolder("size")
-    let text = TestData.text(3 << 20, seed: 7)
-    let source = try folder.write("in/text.txt", text)
-    try folder.write("gzip/text.txt", text)
-    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
-    #expect(try Shell.run("/bin/gzip", ["-6", "-k", folder.url("gzip/text.txt")]).status == 0)
-    let ours = try FileManager.default.attributesOfItem(atPath: source + ".gz")[.size] as! Int
-    let theirs =
-      try FileManager.default.attributesOfItem(atPath: folder.url("gzip/text.txt.gz"))[.size]
-      as! Int
-    #expect(
-      abs(Double(ours) / Double(theirs) - 1) < 0.01,
-      "squeeze \(ours) bytes, gzip -6 \(theirs) bytes")
+    let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("samples")
+    for copy in ["ours", "gzip"] {
+      try folder.makeFolder(copy)
+      let script =
+        "cp -r \(Shell.quote(samples.path)) /usr/include/linux \(Shell.quote(folder.url(copy)))"
+      #expect(try Shell.sh(script).status == 0)
+    }
+    #expect(try SqueezeBinary.run(["-6", folder.url("ours")]).status == 0)
+    #expect(try Shell.run("/bin/gzip", ["-6", "-r", "-k", folder.url("gzip")]).status == 0)
+    func total(_ copy: String) throws -> Int {
+      try TemporaryFolder.files(in: folder.url(copy)).filter { $0.hasSuffix(".gz") }.reduce(0) {
+        let path = folder.url(copy) + "/" + $1
+        return $0 + (try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
+      }
+    }
+    let ours = try total("ours")
+    let theirs = try total("gzip")
+    #expect(ours > 0 && ours <= theirs, "squeeze \(ours) bytes, gzip -6 \(theirs) bytes")
   }
 }

@@ -67,6 +67,16 @@ enum CommandLineParser {
         var letters = Substring(text.dropFirst())
         while let letter = letters.first {
           letters = letters.dropFirst()
+          if let digit = letter.wholeNumberValue, letter.isASCII {
+            // Digits after one dash form one number, as pigz reads them: -11 is level 11.
+            var digits = String(digit)
+            while let next = letters.first, next.isASCII, next.wholeNumberValue != nil {
+              digits.append(next)
+              letters = letters.dropFirst()
+            }
+            try OptionTable.applyLevel(digits, to: &options, spelling: "-" + digits)
+            continue
+          }
           if letter == "h" {
             wantsHelp = true
             continue
@@ -99,6 +109,11 @@ enum CommandLineParser {
     if wantsHelp { return .success(.help) }
     if wantsVersion { return .success(.version) }
     if let conflict = conflict(in: options) { return .failure(conflict) }
+    // Defaults that depend on the engine, and the level against it, once every option is read.
+    guard options.engine.levels.contains(Int(options.level.value)) else {
+      return .failure(.levelNeedsOtherEngine(Int(options.level.value), engine: options.engine))
+    }
+    options.chunkSize = options.blockSize ?? options.engine.defaultChunkSize
     return .success(.run(options))
   }
 

@@ -1,3 +1,5 @@
+import SqueezeEngines
+
 /// One option of the command line: its names, its value, its help, and what it does to
 /// ``Options``. The table drives both parsing and `--help`, so they cannot disagree.
 struct OptionDefinition: Sendable {
@@ -175,12 +177,34 @@ enum OptionTable {
       }),
   ]
 
+  /// Sets the level from its digits (`-11`, `--level 11`); the engine's range is checked once
+  /// every option is read, so `--level 11 --engine zlib` and `--engine zlib --level 11` agree.
+  ///
+  /// - Throws: ``UsageError/invalidLevel(_:)`` for a number no engine has.
+  static func applyLevel(_ digits: String, to options: inout Options, spelling: String)
+    throws(UsageError)
+  {
+    guard let number = Int(digits), number >= 0 else {
+      throw .invalidValue(digits, option: spelling, reason: "expected a level from 1 to 12")
+    }
+    guard let level = CompressionLevel(number) else { throw .invalidLevel(number) }
+    options.level = level
+  }
+
+  // The digit options: one row per first digit, so `-1` ... `-9` parse as options and show
+  // in help, man page and completions; the parser reads the digits after one dash as one
+  // number, as pigz does (`-11` is level 11).
   private static let compression: [OptionDefinition] =
     (1...9).map { digit in
       OptionDefinition(
         group: .compression, short: Character(String(digit)), long: nil,
-        help: "Compression level: -1 is fastest, -9 compresses most.", helpLabel: "-1 ... -9",
-        hidden: digit != 1, apply: { options, _, _ in options.level = CompressionLevel(digit)! })
+        help:
+          "Compression level: -1 is fastest, -9 compresses more; -10 to -12 (--engine fast only) most.",
+        helpLabel: "-1 ... -12",
+        hidden: digit != 1,
+        apply: { options, _, spelling throws(UsageError) in
+          try applyLevel(String(digit), to: &options, spelling: spelling)
+        })
     } + [
       OptionDefinition(
         group: .compression, short: nil, long: "fast", help: "The same as -1.",
@@ -190,12 +214,24 @@ enum OptionTable {
         apply: { options, _, _ in options.level = .best }),
       OptionDefinition(
         group: .compression, short: nil, long: "level", valueLabel: "n",
-        help: "Compression level from 1 to 9.", defaultValue: "6",
+        help: "Compression level: 1 to 12 with --engine fast, 1 to 9 with --engine zlib.",
+        defaultValue: "6",
         apply: { options, value, spelling throws(UsageError) in
-          guard let number = Int(value), let level = CompressionLevel(number) else {
-            throw .invalidValue(value, option: spelling, reason: "expected a level from 1 to 9")
+          try applyLevel(value, to: &options, spelling: spelling)
+        }),
+      OptionDefinition(
+        group: .compression, short: nil, long: "engine", valueLabel: "engine",
+        help:
+          "Which libraries compress and restore: "
+          + Engine.allCases.map { "\($0.rawValue): \($0.summary)" }.joined(separator: "; ") + ".",
+        defaultValue: Engine.default.rawValue,
+        apply: { options, value, spelling throws(UsageError) in
+          guard let engine = Engine(rawValue: value) else {
+            throw .invalidValue(
+              value, option: spelling,
+              reason: "expected " + Engine.allCases.map(\.rawValue).joined(separator: " or "))
           }
-          options.level = level
+          options.engine = engine
         }),
       OptionDefinition(
         group: .compression, short: "n", long: "no-name",
@@ -222,14 +258,14 @@ enum OptionTable {
         group: .compression, short: nil, long: "block-size", valueLabel: "size",
         help:
           "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes).",
-        defaultValue: "128K",
+        defaultValue: "the engine's: 1M for fast, 128K for zlib",
         apply: { options, value, spelling throws(UsageError) in
           guard let size = ValueParsers.size(value), size >= ChunkLayout.minimumChunkSize,
             size <= ChunkLayout.maximumChunkSize
           else {
             throw .invalidValue(value, option: spelling, reason: "expected a size from 32K to 64M")
           }
-          options.chunkSize = size
+          options.blockSize = size
         }),
     ]
 

@@ -1,3 +1,5 @@
+import SqueezeEngines
+
 /// Everything the command line chose for a run, after parsing (spec §3).
 struct Options: Sendable, Equatable {
   /// What the run does.
@@ -49,8 +51,11 @@ struct Options: Sendable, Equatable {
   var keep = false
   /// `-j/--jobs`, or nil for the active processor count.
   var jobs: Int? = nil
-  /// `-1`…`-9`, `--level`, `--fast`, `--best`: the zlib level (default 6).
+  /// `-1`…`-12`, `--level`, `--fast`, `--best`: the compression level (default 6), checked
+  /// against ``engine`` once every option is read.
   var level: CompressionLevel = .default
+  /// `--engine`: which libraries compress and restore (default `fast`).
+  var engine: Engine = .default
   /// `-q` / `-v`.
   var verbosity: Verbosity = .normal
   /// `-f/--force`: replace outputs squeeze would otherwise leave alone.
@@ -86,8 +91,11 @@ struct Options: Sendable, Equatable {
   var taskLog: RawPath? = nil
   /// `--sample-interval`: seconds between task-state samples (default 10 ms).
   var sampleInterval: Double = 0.010
-  /// `--block-size`: bytes per block of a big file (default 128 KiB).
-  var chunkSize: Int = ChunkLayout.defaultChunkSize
+  /// `--block-size` as given, in bytes, or nil.
+  var blockSize: Int? = nil
+  /// Bytes per chunk of a big file: `--block-size`, or the engine's default
+  /// (``Engine/defaultChunkSize``); resolved by the parser once every option is read.
+  var chunkSize: Int = Engine.default.defaultChunkSize
 
   /// True when the run reads standard input: no path, or the single path `-`.
   var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }

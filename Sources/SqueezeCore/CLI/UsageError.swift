@@ -1,3 +1,5 @@
+import SqueezeEngines
+
 /// A command line that does not parse. Printed as swift-argument-parser prints its errors:
 /// `Error: <message>`, the usage line, and `See 'squeeze --help' for more information.`;
 /// the exit status is 64 (`EX_USAGE`).
@@ -18,6 +20,10 @@ enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
   case unexpectedArgument(String)
   /// `-` (standard input) next to other paths without `-c`.
   case standardInputAmongPaths
+  /// A compression level no engine has (`-13`, `--level 0`).
+  case invalidLevel(Int)
+  /// A level the chosen engine does not have (`--level 11 --engine zlib`).
+  case levelNeedsOtherEngine(Int, engine: Engine)
 
   var description: String {
     switch self {
@@ -31,6 +37,10 @@ enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     case .unexpectedArgument(let argument): "Unexpected argument '\(argument)'"
     case .standardInputAmongPaths:
       "'-' (standard input) can be given with other paths only with '--stdout'"
+    case .invalidLevel(let level):
+      "level \(level) is not a compression level (\(Engine.allCases.map { "\($0): \($0.levels.lowerBound) to \($0.levels.upperBound)" }.joined(separator: ", ")))"
+    case .levelNeedsOtherEngine(let level, let engine):
+      "level \(level) needs --engine \(Engine.allCases.first { $0.levels.contains(level) }?.rawValue ?? "fast") (\(engine): \(engine.levels.lowerBound) to \(engine.levels.upperBound))"
     }
   }
 }

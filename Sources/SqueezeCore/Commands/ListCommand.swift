@@ -29,7 +29,7 @@ struct ListCommand {
   @MainActor
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
-    let decoders = DecoderPool()
+    let decoders = DecoderPool(engine: options.engine)
     var entries: [Entry] = []
     var failed = false
     if options.readsStandardInput {

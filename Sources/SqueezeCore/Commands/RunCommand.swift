@@ -122,6 +122,7 @@ struct RunCommand {
     settings.followsSymlinks = options.followSymlinks
     settings.operation = operation
     settings.level = options.level
+    settings.engine = options.engine
     settings.force = options.force
     settings.usesHeaderNameAndTime = options.headerNameAndTime ?? (operation == .compress)
     settings.removesSources = options.removeSources

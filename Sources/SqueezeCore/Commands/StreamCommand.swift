@@ -231,7 +231,9 @@ struct StreamCommand {
       _ = try await StreamCompressor.compress(
         from: input.descriptor, to: 1, outputName: stdout, header: header.encoded,
         chunkSize: options.chunkSize,
-        workspaces: WorkspacePool(level: options.level, chunkSize: options.chunkSize), slots: slots,
+        workspaces: WorkspacePool(
+          engine: options.engine, level: options.level, chunkSize: options.chunkSize),
+        slots: slots,
         window: (options.jobs ?? RunCommand.activeProcessorCount) + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
@@ -249,7 +251,7 @@ struct StreamCommand {
           return
         }
       }
-      _ = try DecoderPool().withWorkspace { (workspace) throws(FileFailure) in
+      _ = try DecoderPool(engine: options.engine).withWorkspace { (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
           input.descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
           workspace: workspace, stop: stop, progress: { _ in }

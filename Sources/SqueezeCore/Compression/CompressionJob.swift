@@ -1,4 +1,4 @@
-import CZlib
+import SqueezeEngines
 import Glibc
 
 /// The run's shared, immutable state every file job reads. A class, so handing it to a
@@ -166,7 +166,9 @@ final class CompressionJob {
     return .job(
       CompressionJob(
         source: source,
-        layout: ChunkLayout(chunkSize: context.workspaces.chunkSize, length: source.status.size),
+        layout: ChunkLayout(
+          chunkSize: context.workspaces.chunkSize, length: source.status.size,
+          dictionarySize: context.workspaces.engine.chunkDictionarySize),
         header: header.encoded, output: output,
         outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
           ? list.folderIdentity(of: file).device : nil,

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 /// What a run does to each file.
 enum Operation: String, Sendable {
@@ -14,8 +15,10 @@ enum Operation: String, Sendable {
 struct CompressionSettings: Sendable {
   /// What the run does.
   var operation: Operation = .compress
-  /// zlib level (`-1`…`-9`, `--level`).
+  /// The compression level (`-1`…`-12`, `--level`), one the engine accepts.
   var level: CompressionLevel = .default
+  /// Which libraries compress and restore (`--engine`).
+  var engine: Engine = .default
   /// Where outputs go and how they are named (`-o`, `-S`).
   var plan: OutputPlan
   /// Replace outputs squeeze would otherwise leave alone, and remove hard-linked originals

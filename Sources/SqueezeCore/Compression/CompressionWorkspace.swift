@@ -1,37 +1,43 @@
+import SqueezeEngines
 import Synchronization
 
-/// The zlib stream and the two buffers one chunk compression uses, reused from chunk to
+/// The compressor and the two buffers one chunk compression uses, reused from chunk to
 /// chunk and file to file.
 ///
-/// Per-file allocation of a `z_stream` and buffers costs page faults and zlib setup on every
-/// small file; keeping one workspace per concurrently running compression and resetting it
-/// (`deflateReset`) was 21 % faster on a folder of 6,000 small files (platform notes).
-/// Memory: zlib's deflate state (256 KiB at memLevel 8) plus ``input`` (a dictionary and a
-/// chunk) and ``output`` (the deflate bound of a chunk, and room for a header and trailer).
+/// Per-file allocation of a compressor and buffers costs page faults and library setup on
+/// every small file; keeping one workspace per concurrently running compression was 21 %
+/// faster on a folder of 6,000 small files (platform notes, measured with zlib).
+/// Memory: the engine's state (zlib's deflate state is 256 KiB at memLevel 8, libdeflate's
+/// compressor about 0.5 to 1.5 MB by level) plus ``input`` (a dictionary and a chunk) and
+/// ``output`` (the compressed bound of a chunk, and room for a header and trailer).
 // @unchecked Sendable: a workspace is only ever used by one thread at a time. It is
 // reachable only through `WorkspacePool.withWorkspace`, which removes it from the pool under
 // the pool's mutex, lends it to one synchronous closure (no suspension point inside), and
 // puts it back afterwards; no reference escapes the closure.
 final class CompressionWorkspace: @unchecked Sendable {
-  /// The reusable deflate stream.
-  let deflater: Deflater
-  /// A dictionary's worth (32 KiB) followed by one chunk of source bytes.
+  /// The reusable compressor.
+  let deflater: any ChunkDeflater
+  /// ``dictionarySize`` bytes for a dictionary, followed by one chunk of source bytes.
   let input: UnsafeMutableRawBufferPointer
   /// Compressed bytes of one chunk, with room before them for a gzip header and after
   /// them for the trailer.
   let output: UnsafeMutableRawBufferPointer
-  /// The chunk size the buffers were sized for.
+  /// The chunk size the buffers were sized for, in bytes.
   let chunkSize: Int
+  /// The room before a chunk in ``input`` for its dictionary, in bytes (the engine's).
+  let dictionarySize: Int
 
   /// Bytes reserved in ``output`` for a gzip header (with a 255-byte name) and a trailer.
   static let headerAndTrailerRoom = 512
 
-  init(level: CompressionLevel, chunkSize: Int) throws(ZlibError) {
-    deflater = try Deflater(level: level)
+  /// - Throws: ``EngineError`` when the engine cannot allocate a compressor.
+  init(engine: Engine, level: CompressionLevel, chunkSize: Int) throws(EngineError) {
+    deflater = try engine.makeDeflater(level: Int(level.value))
     self.chunkSize = chunkSize
-    input = .allocate(byteCount: ChunkLayout.dictionarySize + chunkSize, alignment: 64)
+    dictionarySize = engine.chunkDictionarySize
+    input = .allocate(byteCount: dictionarySize + chunkSize, alignment: 64)
     output = .allocate(
-      byteCount: deflater.bound(sourceLength: chunkSize)
+      byteCount: deflater.bound(chunkLength: chunkSize)
         + CompressionWorkspace.headerAndTrailerRoom,
       alignment: 64)
   }
@@ -40,6 +46,25 @@ final class CompressionWorkspace: @unchecked Sendable {
     input.deallocate()
     output.deallocate()
   }
+
+  /// Compresses the `count` bytes at the chunk's place in ``input`` (right after the
+  /// dictionary room), primed with the `dictionaryLength` bytes before them, into `into`.
+  ///
+  /// - Returns: bytes written.
+  /// - Throws: ``FileFailure/engine(_:)`` when the compressor fails.
+  func deflateChunk(
+    count: Int, dictionaryLength: Int, isLast: Bool, into: UnsafeMutableRawBufferPointer
+  ) throws(FileFailure) -> Int {
+    let chunk = UnsafeRawBufferPointer(
+      rebasing: input[dictionarySize..<(dictionarySize + count)])
+    let dictionary = UnsafeRawBufferPointer(
+      rebasing: input[(dictionarySize - dictionaryLength)..<dictionarySize])
+    do {
+      return try deflater.deflate(chunk: chunk, dictionary: dictionary, isLast: isLast, into: into)
+    } catch {
+      throw .engine(error)
+    }
+  }
 }
 
 /// Lends ``CompressionWorkspace``s to compressions: at most one per compression running at
@@ -47,18 +72,21 @@ final class CompressionWorkspace: @unchecked Sendable {
 /// first need and kept for the run.
 final class WorkspacePool: Sendable {
   private let idle = Mutex<[CompressionWorkspace]>([])
+  /// The engine every workspace compresses with.
+  let engine: Engine
   private let level: CompressionLevel
-  /// The chunk size every workspace is sized for.
+  /// The chunk size every workspace is sized for, in bytes.
   let chunkSize: Int
 
-  init(level: CompressionLevel, chunkSize: Int) {
+  init(engine: Engine, level: CompressionLevel, chunkSize: Int) {
+    self.engine = engine
     self.level = level
     self.chunkSize = chunkSize
   }
 
   /// Runs `body` with a workspace nobody else is using, then returns it to the pool.
   ///
-  /// - Throws: ``FileFailure/zlib(_:)`` when a new workspace cannot be created, or what
+  /// - Throws: ``FileFailure/engine(_:)`` when a new workspace cannot be created, or what
   ///   `body` throws.
   func withWorkspace<R>(
     _ body: (CompressionWorkspace) throws(FileFailure) -> R
@@ -68,9 +96,9 @@ final class WorkspacePool: Sendable {
       workspace = reused
     } else {
       do {
-        workspace = try CompressionWorkspace(level: level, chunkSize: chunkSize)
+        workspace = try CompressionWorkspace(engine: engine, level: level, chunkSize: chunkSize)
       } catch {
-        throw .zlib(error)
+        throw .engine(error)
       }
     }
     defer { idle.withLock { $0.append(workspace) } }

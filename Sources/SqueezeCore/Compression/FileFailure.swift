@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
 /// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").
@@ -37,8 +38,9 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case cannotWriteOutput(RawPath, SystemError)
   /// The finished output could not be made durable or renamed into place.
   case cannotPublish(RawPath, Publisher.Step, SystemError)
-  /// zlib failed.
-  case zlib(ZlibError)
+  /// The compression library failed (it could not allocate its state, or its output did not
+  /// check out).
+  case engine(EngineError)
   /// The input is not valid gzip data (`-d`, `-t`): the fault and where.
   case badGzip(GzipFormatError)
   /// `-d` on a name without a known compressed suffix.
@@ -76,7 +78,7 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .cannotWriteOutput(let path, let error): "cannot write '\(path.displayString)': \(error)"
     case .cannotPublish(let path, let step, let error):
       "\(step.rawValue) '\(path.displayString)': \(error)"
-    case .zlib(let error): "zlib failed: \(error)"
+    case .engine(let error): "\(error.library.rawValue) failed: \(error)"
     case .badGzip(let error): "\(error)"
     case .unknownSuffix: "unknown suffix; not decompressed"
     case .outputAlreadyExists(let path):

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 extension CompressionJob {
   /// Compresses the whole file on the calling thread, chunk after chunk, reading
@@ -19,7 +20,7 @@ extension CompressionJob {
   func compressSerially(
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
-    let dictionaryEnd = ChunkLayout.dictionarySize
+    let dictionaryEnd = workspace.dictionarySize
     let chunkSize = workspace.chunkSize
     let output = workspace.output
     var used = header.count
@@ -32,16 +33,16 @@ extension CompressionJob {
     var readCalls = 0
     while true {
       if context.stop.isSet || Task.isCancelled { throw .interrupted }
-      let block = UnsafeMutableRawBufferPointer(
+      let chunk = UnsafeMutableRawBufferPointer(
         rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + chunkSize)])
       var count = 0
       if let byte = carried {
-        block[0] = byte
+        chunk[0] = byte
         count = 1
         carried = nil
       }
       count += try readChunk(
-        into: UnsafeMutableRawBufferPointer(rebasing: block[count...]),
+        into: UnsafeMutableRawBufferPointer(rebasing: chunk[count...]),
         knownEnd: before.size > 0 ? before.size - bytesRead - Int64(count) : nil, calls: &readCalls)
       var isLast = count < chunkSize
       if !isLast {
@@ -51,28 +52,24 @@ extension CompressionJob {
         }
         if extra == 1 { carried = next } else { isLast = true }
       }
-      let data = UnsafeRawBufferPointer(rebasing: block[..<count])
+      let data = UnsafeRawBufferPointer(rebasing: chunk[..<count])
       crc.update(data)
       bytesRead += Int64(count)
-      do {
-        used += try workspace.deflater.deflateChunk(
-          data,
-          dictionary: UnsafeRawBufferPointer(
-            rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]),
-          isLast: isLast, into: UnsafeMutableRawBufferPointer(rebasing: output[used...]))
-      } catch {
-        throw .zlib(error)
-      }
+      used += try workspace.deflateChunk(
+        count: count, dictionaryLength: dictionaryLength, isLast: isLast,
+        into: UnsafeMutableRawBufferPointer(rebasing: output[used...]))
       if count > 0 { progress(count) }
       if isLast { break }
       try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
       used = 0
-      // The chunk's last 32 KiB become the next chunk's dictionary.
-      dictionaryLength = min(count, ChunkLayout.dictionarySize)
-      let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
-      UnsafeMutableRawBufferPointer(
-        rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
-      ).copyMemory(from: tail)
+      // The chunk's last bytes become the next chunk's dictionary (zlib engine: 32 KiB).
+      dictionaryLength = min(count, dictionaryEnd)
+      if dictionaryLength > 0 {
+        let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
+        UnsafeMutableRawBufferPointer(
+          rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
+        ).copyMemory(from: tail)
+      }
     }
     // Header (for a one-chunk file), last chunk and trailer go out in one write.
     let trailer = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).encoded
@@ -122,7 +119,7 @@ extension CompressionJob {
   ) throws(FileFailure) -> CompressedChunk {
     let range = layout.range(of: index)
     let dictionary = layout.dictionaryRange(of: index)
-    let dictionaryEnd = ChunkLayout.dictionarySize
+    let dictionaryEnd = workspace.dictionarySize
     let start = dictionaryEnd - dictionary.count
     let wanted = Int(range.upperBound - dictionary.lowerBound)
     let buffer = UnsafeMutableRawBufferPointer(rebasing: workspace.input[start..<(start + wanted)])
@@ -145,14 +142,9 @@ extension CompressionJob {
       rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + Int(range.count))])
     var crc = CRC32()
     crc.update(data)
-    let produced: Int
-    do {
-      produced = try workspace.deflater.deflateChunk(
-        data, dictionary: UnsafeRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]),
-        isLast: index == layout.count - 1, into: workspace.output)
-    } catch {
-      throw .zlib(error)
-    }
+    let produced = try workspace.deflateChunk(
+      count: data.count, dictionaryLength: dictionary.count, isLast: index == layout.count - 1,
+      into: workspace.output)
     return CompressedChunk(
       index: index, bytes: Array(UnsafeRawBufferPointer(rebasing: workspace.output[..<produced])),
       crc: crc.value, length: Int(range.count))

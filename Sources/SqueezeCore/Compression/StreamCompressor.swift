@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 /// Compresses a sequential input (standard input, a pipe, or a file read front to back) into
 /// one gzip member on an output descriptor, chunk-parallel: chunks are read in order, each is
@@ -54,7 +55,7 @@ enum StreamCompressor {
           let isLast = following.isEmpty
           let index = started
           let chunkDictionary = dictionary
-          dictionary = Array(data.suffix(ChunkLayout.dictionarySize))
+          dictionary = Array(data.suffix(workspaces.engine.chunkDictionarySize))
           guard await slots.acquire() else {
             failure = .interrupted
             break
@@ -124,7 +125,7 @@ enum StreamCompressor {
   static func compressChunk(
     _ data: [UInt8], dictionary: [UInt8], index: Int, isLast: Bool, workspace: CompressionWorkspace
   ) throws(FileFailure) -> CompressedChunk {
-    let dictionaryEnd = ChunkLayout.dictionarySize
+    let dictionaryEnd = workspace.dictionarySize
     let start = dictionaryEnd - dictionary.count
     dictionary.withUnsafeBytes { raw in
       UnsafeMutableRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]).copyMemory(
@@ -136,18 +137,11 @@ enum StreamCompressor {
       )
       .copyMemory(from: raw)
     }
-    let block = UnsafeRawBufferPointer(
-      rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + data.count)])
     var crc = CRC32()
-    crc.update(block)
-    let produced: Int
-    do {
-      produced = try workspace.deflater.deflateChunk(
-        block, dictionary: UnsafeRawBufferPointer(rebasing: workspace.input[start..<dictionaryEnd]),
-        isLast: isLast, into: workspace.output)
-    } catch {
-      throw .zlib(error)
-    }
+    crc.update(
+      UnsafeRawBufferPointer(rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + data.count)]))
+    let produced = try workspace.deflateChunk(
+      count: data.count, dictionaryLength: dictionary.count, isLast: isLast, into: workspace.output)
     return CompressedChunk(
       index: index, bytes: Array(UnsafeRawBufferPointer(rebasing: workspace.output[..<produced])),
       crc: crc.value, length: data.count)

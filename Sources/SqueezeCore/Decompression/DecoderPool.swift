@@ -1,14 +1,15 @@
 import Glibc
+import SqueezeEngines
 import Synchronization
 
-/// The zlib inflate stream and two buffers one decompression uses, reused from file to file.
+/// The engine's inflater and two buffers one decompression uses, reused from file to file.
 // @unchecked Sendable: a workspace is only ever used by one thread at a time. It is
 // reachable only through `DecoderPool.withWorkspace`, which removes it from the pool under the
 // pool's mutex, lends it to one synchronous closure (no suspension point inside), and puts it
 // back afterwards; no reference escapes the closure.
 final class DecodeWorkspace: @unchecked Sendable {
-  /// The reusable inflate stream.
-  let inflater: Inflater
+  /// The reusable inflater.
+  let inflater: any RawInflater
   /// Compressed bytes read from the source.
   let input: UnsafeMutableRawBufferPointer
   /// Decompressed bytes on their way to the output.
@@ -17,8 +18,9 @@ final class DecodeWorkspace: @unchecked Sendable {
   /// Bytes per read and per inflated chunk: 128 KiB.
   static let bufferSize = 128 * 1024
 
-  init() throws(ZlibError) {
-    inflater = try Inflater()
+  /// - Throws: ``EngineError`` when the engine cannot allocate an inflater.
+  init(engine: Engine) throws(EngineError) {
+    inflater = try engine.makeInflater()
     input = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
     output = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
   }
@@ -32,12 +34,16 @@ final class DecodeWorkspace: @unchecked Sendable {
 /// Lends ``DecodeWorkspace``s: at most one per decompression running at once.
 final class DecoderPool: Sendable {
   private let idle = Mutex<[DecodeWorkspace]>([])
+  /// The engine every workspace inflates with.
+  let engine: Engine
 
-  init() {}
+  init(engine: Engine) {
+    self.engine = engine
+  }
 
   /// Runs `body` with a workspace nobody else is using, then returns it to the pool.
   ///
-  /// - Throws: ``FileFailure/zlib(_:)`` when a workspace cannot be created, or what `body`
+  /// - Throws: ``FileFailure/engine(_:)`` when a workspace cannot be created, or what `body`
   ///   throws.
   func withWorkspace<R>(
     _ body: (DecodeWorkspace) throws(FileFailure) -> R
@@ -47,9 +53,9 @@ final class DecoderPool: Sendable {
       workspace = reused
     } else {
       do {
-        workspace = try DecodeWorkspace()
+        workspace = try DecodeWorkspace(engine: engine)
       } catch {
-        throw .zlib(error)
+        throw .engine(error)
       }
     }
     defer { idle.withLock { $0.append(workspace) } }
@@ -78,6 +84,21 @@ enum GzipFileReader {
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
+    try decode(
+      descriptor, with: &decoder, prefix: prefix, workspace: workspace, stop: stop,
+      progress: progress, sink: sink)
+    return decoder
+  }
+
+  /// Reads `descriptor` from its current position to its end through `decoder` (fresh, or
+  /// resumed in the middle of a file), then declares the end.
+  ///
+  /// - Throws: as ``decode(_:prefix:passesTrailingDataThrough:workspace:stop:progress:sink:)``.
+  static func decode(
+    _ descriptor: Int32, with decoder: inout GzipDecoder, prefix: [UInt8] = [],
+    workspace: DecodeWorkspace, stop: AtomicFlag?,
+    progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+  ) throws(FileFailure) {
     // The prefix (2 bytes at most) is the first chunk, read as if from the descriptor.
     var prefixLeft = prefix.count
     if prefixLeft > 0 {
@@ -110,6 +131,5 @@ enum GzipFileReader {
     } catch {
       throw .badGzip(error)
     }
-    return decoder
   }
 }

@@ -6,7 +6,20 @@ import Glibc
 /// handed to the publisher. Corrupt or truncated input fails with a clear error and leaves no
 /// output. An existing file is never overwritten without `-f`.
 enum DecompressionJob {
-  /// Decompresses file `index` of the run's list into a temporary.
+  /// A file opened for restoring: its source, open for reading, and its temporary output.
+  /// The caller closes ``source``'s descriptor.
+  struct Opened {
+    /// The `.gz` file, open.
+    let source: SourceFile
+    /// Where the restored bytes go.
+    let output: TemporaryOutput
+    /// The output's modification time from the header (`-N`), or nil for the `.gz` file's.
+    let headerTime: Timestamp?
+    /// The output, for messages.
+    let display: MessagePath
+  }
+
+  /// Decompresses file `index` of the run's list into a temporary, serially.
   ///
   /// - Parameter progress: called with each count of compressed bytes read.
   /// - Returns: what to hand the publisher.
@@ -14,12 +27,31 @@ enum DecompressionJob {
   static func run(index: Int, context: JobContext, progress: (Int) -> Void) throws(FileFailure)
     -> PreparedOutput
   {
+    let opened = try open(index: index, context: context)
+    defer { close(opened.source.descriptor) }
+    let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decode(
+        opened.source.descriptor, workspace: workspace, stop: context.stop, progress: progress
+      ) { (chunk) throws(FileFailure) in
+        try opened.output.write(chunk)
+      }
+    }
+    return try finish(
+      opened, bytesIn: decoder.offset, bytesOut: decoder.totalOutput, context: context)
+  }
+
+  /// Opens file `index` for restoring: the source, the output's name (from the suffix, or
+  /// with `-N` from the header), the check for an existing file, and the temporary.
+  ///
+  /// - Throws: ``FileFailure`` naming the step and cause; nothing is left open then.
+  static func open(index: Int, context: JobContext) throws(FileFailure) -> Opened {
     let list = context.list
     let file = list.files[index]
     let settings = context.settings
     let source = try SourceFile.open(
       index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
-    defer { close(source.descriptor) }
+    var keep = false
+    defer { if !keep { close(source.descriptor) } }
     guard var outputName = settings.plan.outputName(for: list.name(of: file)) else {
       throw .unknownSuffix
     }
@@ -51,13 +83,22 @@ enum DecompressionJob {
     let output = try context.temporaryOutput(
       for: target, display: display, replacesExisting: replaces,
       folderPermissions: list.permissions(ofDirectory: file.directory))
-    let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
-      try GzipFileReader.decode(
-        source.descriptor, workspace: workspace, stop: context.stop, progress: progress
-      ) { (chunk) throws(FileFailure) in
-        try output.write(chunk)
-      }
-    }
+    keep = true
+    return Opened(source: source, output: output, headerTime: headerTime, display: display)
+  }
+
+  /// Finishes a restored file: checks the `.gz` file did not change while it was read,
+  /// gives the output its metadata, and says what to publish (and remove, with `--rm`).
+  ///
+  /// - Parameters:
+  ///   - bytesIn: compressed bytes read.
+  ///   - bytesOut: bytes restored.
+  /// - Throws: ``FileFailure`` when the source changed or the output cannot be finished.
+  static func finish(
+    _ opened: Opened, bytesIn: Int64, bytesOut: Int64, context: JobContext
+  ) throws(FileFailure) -> PreparedOutput {
+    let source = opened.source
+    let settings = context.settings
     var after = stat()
     if fstat(source.descriptor, &after) == 0
       && (Int64(after.st_size) != source.status.size
@@ -65,8 +106,9 @@ enum DecompressionJob {
     {
       throw .changedWhileReading("it was modified during decompression")
     }
-    var request = try output.finish(
-      metadataFrom: source.status, modificationTime: headerTime ?? source.status.modificationTime,
+    var request = try opened.output.finish(
+      metadataFrom: source.status,
+      modificationTime: opened.headerTime ?? source.status.modificationTime,
       copiesOwnership: settings.copiesOwnership, publisher: context.publisher)
     var removal: Removal? = nil
     if settings.removesSources {
@@ -75,12 +117,23 @@ enum DecompressionJob {
       removal = Removal(source: source.location, status: source.status)
     }
     return PreparedOutput(
-      request: request, bytesIn: decoder.offset, bytesOut: decoder.totalOutput,
-      outputDisplay: display, removal: removal)
+      request: request, bytesIn: bytesIn, bytesOut: bytesOut,
+      outputDisplay: opened.display, removal: removal)
   }
 
   /// The first member's header, read with `pread` (the file position stays at 0).
-  private static func readHeader(_ descriptor: Int32) throws(FileFailure) -> GzipHeader {
+  static func readHeader(_ descriptor: Int32) throws(FileFailure) -> GzipHeader {
+    try readHeaderAndLength(descriptor).header
+  }
+
+  /// The first member's header and its length in bytes (where its deflate data starts),
+  /// read with `pread` (the file position stays at 0).
+  ///
+  /// - Throws: ``FileFailure/badGzip(_:)`` for an empty, truncated or invalid header,
+  ///   ``FileFailure/cannotRead(_:)``.
+  static func readHeaderAndLength(_ descriptor: Int32) throws(FileFailure) -> (
+    header: GzipHeader, length: Int
+  ) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
     guard count >= 0 else { throw .cannotRead(SystemError.current) }
@@ -88,7 +141,7 @@ enum DecompressionJob {
     switch buffer.withUnsafeBytes({
       GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]))
     }) {
-    case .header(let header, _): return header
+    case .header(let header, let length): return (header, length)
     case .needMoreData:
       throw .badGzip(
         count < buffer.count ? .truncated(offset: Int64(count)) : .headerTooLong(offset: 0))

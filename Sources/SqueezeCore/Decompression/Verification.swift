@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 /// Checks a finished output by decompressing it, before its source may be removed
 /// (`--rm`): it must decode without error as one member, to exactly the source's length and

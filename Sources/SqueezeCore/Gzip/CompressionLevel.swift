@@ -1,27 +1,33 @@
-/// A zlib compression level, 1 (fastest) through 9 (smallest output); 6 is the default of
-/// gzip, pigz and zlib (`Z_DEFAULT_COMPRESSION`).
+/// A compression level: 1 (fastest) through 12 (smallest output). Which levels an engine
+/// takes is the engine's (``Engine/levels``: zlib 1 to 9, libdeflate 1 to 12); the command
+/// line checks a level against the engine once every option is read. 6 is the default of
+/// gzip, pigz, zlib and libdeflate.
 struct CompressionLevel: Sendable, Hashable, CustomStringConvertible {
-  /// The level, 1...9.
+  /// The level, 1...12.
   let value: Int32
 
-  /// Validates `value`; nil unless it is 1...9.
+  /// The levels any engine accepts.
+  static let range = 1...12
+
+  /// Validates `value`; nil unless it is in ``range``.
   init?(_ value: Int) {
-    guard (1...9).contains(value) else { return nil }
+    guard Self.range.contains(value) else { return nil }
     self.value = Int32(value)
   }
 
-  /// Level 6, the default of gzip and zlib.
+  /// Level 6, the default of gzip, zlib and libdeflate.
   static let `default` = CompressionLevel(6)!
   /// Level 1 (`--fast`).
   static let fastest = CompressionLevel(1)!
-  /// Level 9 (`--best`).
+  /// Level 9 (`--best`, as gzip).
   static let best = CompressionLevel(9)!
 
   /// The gzip header's XFL byte for this level (RFC 1952 §2.3.1): 2 for the slowest
-  /// algorithm (level 9), 4 for the fastest (level 1), 0 otherwise, as gzip writes it.
+  /// algorithms (level 9 and libdeflate's 10 to 12), 4 for the fastest (level 1), 0
+  /// otherwise, as gzip and libdeflate write it.
   var extraFlags: UInt8 {
     switch value {
-    case 9: 2
+    case 9...: 2
     case 1: 4
     default: 0
     }

@@ -1,3 +1,5 @@
+import SqueezeEngines
+
 /// Decodes gzip data (RFC 1952) as it streams in: one or more members, each a header, a raw
 /// deflate stream and a trailer whose CRC-32 and ISIZE are checked, optionally followed by
 /// zero bytes (tape padding, which gzip accepts). Anything else after a member is trailing
@@ -22,7 +24,7 @@ struct GzipDecoder {
     case passingThrough
   }
 
-  private let inflater: Inflater
+  private let inflater: any RawInflater
   private let output: UnsafeMutableRawBufferPointer
   private var state = State.header
   private var pending: [UInt8] = []
@@ -50,12 +52,49 @@ struct GzipDecoder {
   static let maximumHeaderSize = 1 << 20
 
   /// - Parameters:
-  ///   - inflater: the zlib stream to use (reset here).
+  ///   - inflater: the engine's raw inflater to use (reset here).
   ///   - output: the buffer decoded data passes through; its size is the chunk size.
-  init(inflater: Inflater, output: UnsafeMutableRawBufferPointer) {
+  init(inflater: any RawInflater, output: UnsafeMutableRawBufferPointer) {
     self.inflater = inflater
     self.output = output
     inflater.reset()
+  }
+
+  /// Where a resumed decoder picks up the first member.
+  enum Resumption {
+    /// Inside the deflate stream, at a block boundary: `dictionary` is the (up to 32 KiB
+    /// of) output right before it.
+    case deflateStream(dictionary: UnsafeRawBufferPointer)
+    /// At the trailer: the deflate stream ended right before `offset`.
+    case trailer
+  }
+
+  /// A decoder that continues the first member of a file whose beginning was decoded
+  /// elsewhere (chunks decoded in parallel, then checked and written in order): it starts
+  /// at byte `offset` of the file, inside the member's deflate stream or at its trailer,
+  /// with the CRC-32 and the length of the member's data so far, and then reads the rest
+  /// of the file as a fresh decoder would (the trailer, further members, padding).
+  ///
+  /// - Throws: ``EngineError`` when the inflater refuses the dictionary.
+  init(
+    resuming resumption: Resumption, inflater: any RawInflater,
+    output: UnsafeMutableRawBufferPointer, header: GzipHeader, headerLength: Int, crc: UInt32,
+    memberSize: Int64, offset: Int64
+  ) throws(EngineError) {
+    self.init(inflater: inflater, output: output)
+    switch resumption {
+    case .deflateStream(let dictionary):
+      try inflater.setDictionary(dictionary)
+      state = .body
+    case .trailer:
+      state = .trailer
+    }
+    firstHeader = header
+    overheadBytes = Int64(headerLength)
+    self.crc = CRC32(value: crc)
+    self.memberSize = UInt64(memberSize)
+    totalOutput = memberSize
+    self.offset = offset
   }
 
   /// Decodes `input`, passing each chunk of uncompressed data to `sink`.
@@ -113,11 +152,11 @@ struct GzipDecoder {
           state = .body
         }
       case .body:
-        let step: (consumed: Int, produced: Int, finished: Bool)
+        let step: InflateStep
         do {
           step = try inflater.inflate(input: rest, output: output)
         } catch {
-          throw .format(.corruptDeflateData(error.zlib, offset: offset + Int64(error.consumed)))
+          throw .format(.corruptDeflateData(error.error, offset: offset + Int64(error.consumed)))
         }
         position += step.consumed
         offset += Int64(step.consumed)
@@ -132,25 +171,21 @@ struct GzipDecoder {
             throw .sink(error)
           }
         }
-        if step.finished { state = .trailer }
+        if step.finished {
+          // What the inflater read past the end in earlier calls starts the trailer.
+          pending = inflater.takeBytesPastTheEnd()
+          state = .trailer
+          if pending.count == 8 {
+            do { try checkTrailer() } catch { throw .format(error) }
+          }
+        }
       case .trailer:
         let taken = min(rest.count, 8 - pending.count)
         pending.append(contentsOf: rest[..<taken])
         position += taken
         offset += Int64(taken)
         if pending.count == 8 {
-          let trailer = pending.withUnsafeBytes { GzipTrailer($0)! }
-          pending = []
-          guard trailer.crc == crc.value else {
-            throw .format(.crcMismatch(stored: trailer.crc, computed: crc.value))
-          }
-          let size = UInt32(truncatingIfNeeded: memberSize)
-          guard trailer.size == size else {
-            throw .format(.sizeMismatch(stored: trailer.size, computed: size))
-          }
-          members += 1
-          overheadBytes += 8
-          state = .betweenMembers
+          do { try checkTrailer() } catch { throw .format(error) }
         }
       case .betweenMembers:
         // gzip -dcf copies zeros after the last member too; otherwise they are padding.
@@ -173,6 +208,23 @@ struct GzipDecoder {
         }
       }
     }
+  }
+
+  /// Checks the 8 trailer bytes collected in `pending` against the member's CRC-32 and
+  /// ISIZE (RFC 1952 §2.3.1) and ends the member.
+  private mutating func checkTrailer() throws(GzipFormatError) {
+    let trailer = pending.withUnsafeBytes { GzipTrailer($0)! }
+    pending = []
+    guard trailer.crc == crc.value else {
+      throw .crcMismatch(stored: trailer.crc, computed: crc.value)
+    }
+    let size = UInt32(truncatingIfNeeded: memberSize)
+    guard trailer.size == size else {
+      throw .sizeMismatch(stored: trailer.size, computed: size)
+    }
+    members += 1
+    overheadBytes += 8
+    state = .betweenMembers
   }
 
   /// Declares the end of the input.

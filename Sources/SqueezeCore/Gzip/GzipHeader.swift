@@ -1,3 +1,5 @@
+import SqueezeEngines
+
 /// The header of one gzip member (RFC 1952 §2.3): what squeeze writes and what it reads back.
 ///
 /// squeeze writes the 10 fixed bytes (ID1 ID2 CM FLG MTIME XFL OS) and, unless `-n`, the
@@ -14,7 +16,7 @@ struct GzipHeader: Sendable, Equatable {
   var comment: [UInt8]?
   /// FEXTRA's payload; squeeze never writes one.
   var extra: [UInt8]?
-  /// XFL: 2 = slowest compression (level 9), 4 = fastest (level 1), otherwise 0.
+  /// XFL: 2 = slowest compression (level 9 and above), 4 = fastest (level 1), otherwise 0.
   var extraFlags: UInt8
   /// OS: 3 = Unix (RFC 1952 §2.3.1).
   var operatingSystem: UInt8
@@ -237,8 +239,8 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case badHeaderCRC
   /// The file ends inside a member; `offset` is where the data stopped.
   case truncated(offset: Int64)
-  /// The deflate stream is corrupt (zlib's message says how); zlib stopped at `offset`.
-  case corruptDeflateData(ZlibError, offset: Int64)
+  /// The deflate stream is corrupt (the engine's message says how); it stopped at `offset`.
+  case corruptDeflateData(EngineError, offset: Int64)
   /// The trailer's CRC-32 differs from the data's.
   case crcMismatch(stored: UInt32, computed: UInt32)
   /// The trailer's ISIZE differs from the data's length modulo 2^32.
@@ -259,7 +261,7 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
     case .badHeaderCRC: "header CRC-16 mismatch"
     case .truncated(let offset): "unexpected end of file at byte \(offset) (truncated)"
     case .corruptDeflateData(let error, let offset):
-      "corrupt deflate data at byte \(offset): \(error)"
+      "corrupt deflate data: \(error), at byte \(offset)"
     case .crcMismatch(let stored, let computed):
       "CRC-32 mismatch: trailer says \(hex(stored)), data gives \(hex(computed))"
     case .sizeMismatch(let stored, let computed):

@@ -1,4 +1,5 @@
 import Synchronization
+import SqueezeEngines
 
 extension ParallelCompressor {
   /// Compresses file `index` chunk-parallel, pigz-style (see ``ChunkLayout``): this task

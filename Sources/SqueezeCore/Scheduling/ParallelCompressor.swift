@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeEngines
 
 // Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
 //
@@ -56,7 +57,7 @@ actor ParallelCompressor {
     /// Where compression runs (`--isolation`).
     var isolation: Isolation
     /// Bytes per chunk (`--chunk-size`).
-    var chunkSize = ChunkLayout.defaultChunkSize
+    var chunkSize = Engine.default.defaultChunkSize
     /// Files to leave out before starting (the same file named twice), by index.
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
@@ -81,8 +82,10 @@ actor ParallelCompressor {
   nonisolated let bigFileGate = CompressionSlots(width: 1)
   /// Makes outputs durable and renames them into place.
   nonisolated let publisher: Publisher
-  /// zlib streams and buffers, one per running compression.
+  /// Compressors and buffers, one per running compression.
   nonisolated let workspaces: WorkspacePool
+  /// Buffers for chunks of big files restored in parallel, one per chunk in flight.
+  nonisolated let chunkBuffers: ChunkBufferPool
   /// The per-run context every file job reads.
   nonisolated let context: JobContext
 
@@ -120,10 +123,13 @@ actor ParallelCompressor {
     slots = CompressionSlots(width: configuration.jobs)
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
-      level: configuration.settings.level, chunkSize: configuration.chunkSize)
+      engine: configuration.settings.engine, level: configuration.settings.level,
+      chunkSize: configuration.chunkSize)
+    chunkBuffers = ChunkBufferPool(
+      capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
     context = JobContext(
       list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(),
+      namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(engine: configuration.settings.engine),
       stop: stop, cleaner: TemporaryCleaner(namer: namer))
   }
 
@@ -134,13 +140,21 @@ actor ParallelCompressor {
     bigFileGate.close()
   }
 
-  /// True when file `index` is compressed chunk-parallel: more than one chunk, in the
-  /// `nonisolated` and `detached` modes (the isolated stages compress a whole file inside
+  /// True when file `index` is compressed (or restored, or tested) chunk-parallel: more
+  /// than one chunk (compressed: more than one chunk's worth of compressed bytes), in the
+  /// `nonisolated` and `detached` modes (the isolated stages work on a whole file inside
   /// their isolation, as the session's code does).
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
-    configuration.settings.operation == .compress
-      && (configuration.isolation == .nonisolated || configuration.isolation == .detached)
+    (configuration.isolation == .nonisolated || configuration.isolation == .detached)
       && configuration.list.files[index].size > Int64(configuration.chunkSize)
+  }
+
+  /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
+  /// (at least 4x the fast engine's 1 MiB, so files it wrote restore in parallel whatever
+  /// `--engine` restores them). A chunk that decodes to more is decoded serially instead:
+  /// memory stays bounded on hostile input (a bomb with sync markers).
+  static func restoredChunkCap(chunkSize: Int) -> Int {
+    4 * max(chunkSize, Engine.fast.defaultChunkSize)
   }
 
   /// The order files are started in: files of several chunks first, largest first, then
@@ -287,10 +301,13 @@ actor ParallelCompressor {
     var task = task
     let processed: Result<Processed, FileFailure>
     switch configuration.isolation {
-    case .nonisolated where holding == .gate:
-      (processed, task) = await compressInParallelChunks(index, task: task, bounded: true)
-    case .detached where usesParallelChunks(index):
-      (processed, task) = await compressInParallelChunks(index, task: task, bounded: false)
+    case .nonisolated where holding == .gate, .detached where usesParallelChunks(index):
+      let bounded = configuration.isolation == .nonisolated
+      if configuration.settings.operation == .compress {
+        (processed, task) = await compressInParallelChunks(index, task: task, bounded: bounded)
+      } else {
+        (processed, task) = await restoreInParallelChunks(index, task: task, bounded: bounded)
+      }
     case .nonisolated, .detached:
       task.move(to: .running)
       processed = processHere(index)

@@ -1,3 +1,4 @@
+import SqueezeEngines
 import Testing
 
 @testable import SqueezeCore
@@ -54,6 +55,32 @@ import Testing
     #expect(try options(["-1", "x"]).level == .fastest)
     #expect(try options(["--level", "7", "x"]).level == CompressionLevel(7))
     #expect(try options(["-9", "-3", "x"]).level == CompressionLevel(3))
+    // Digits after one dash are one number, as pigz reads them; letters around them are flags.
+    #expect(try options(["-11", "x"]).level == CompressionLevel(11))
+    #expect(try options(["-12", "x"]).level == CompressionLevel(12))
+    let combined = try options(["-v12f", "x"])
+    #expect(combined.level == CompressionLevel(12) && combined.verbosity == .verbose && combined.force)
+    #expect(try options(["--fast", "x"]).level == .fastest)
+    #expect(try options(["--best", "x"]).level == .best)
+  }
+
+  @Test func theLevelIsCheckedAgainstTheEngineWhateverTheOrder() throws {
+    #expect(try options(["--engine", "fast", "--level", "11", "x"]).level == CompressionLevel(11))
+    #expect(try options(["--level", "11", "--engine", "fast", "x"]).engine == .fast)
+    #expect(
+      CommandLineParser.parse(["--level", "11", "--engine", "zlib", "x"])
+        == CommandLineParser.parse(["--engine", "zlib", "--level", "11", "x"]))
+    #expect(
+      UsageError.levelNeedsOtherEngine(11, engine: .zlib).description
+        == "level 11 needs --engine fast (zlib: 1 to 9)")
+    #expect(try options(["--engine", "zlib", "-9", "x"]).level == .best)
+  }
+
+  @Test func theChunkSizeIsTheEnginesUnlessGiven() throws {
+    #expect(try options(["x"]).chunkSize == 1 << 20)
+    #expect(try options(["--engine", "zlib", "x"]).chunkSize == 128 << 10)
+    #expect(try options(["--engine", "zlib", "--block-size", "256K", "x"]).chunkSize == 256 << 10)
+    #expect(try options(["--block-size", "64K", "--engine", "fast", "x"]).chunkSize == 64 << 10)
   }
 
   @Test(arguments: [
@@ -70,9 +97,14 @@ import Testing
       error: .invalidValue(
         "0", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096")
     ),
+    (arguments: ["--level=13", "x"], error: .invalidLevel(13)),
+    (arguments: ["-0", "x"], error: .invalidLevel(0)),
+    (arguments: ["-13", "x"], error: .invalidLevel(13)),
+    (arguments: ["--level", "11", "--engine", "zlib", "x"], error: .levelNeedsOtherEngine(11, engine: .zlib)),
+    (arguments: ["--engine", "zlib", "-10", "x"], error: .levelNeedsOtherEngine(10, engine: .zlib)),
     (
-      arguments: ["--level=10", "x"],
-      error: .invalidValue("10", option: "--level <n>", reason: "expected a level from 1 to 9")
+      arguments: ["--engine", "lzma", "x"],
+      error: .invalidValue("lzma", option: "--engine <engine>", reason: "expected fast or zlib")
     ),
     (arguments: ["--quiet=yes", "x"], error: .unexpectedValue(option: "--quiet")),
     (arguments: ["--rm", "-c", "x"], error: .conflict("--rm", "--stdout")),

@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import SqueezeEngines
 import TestSupport
 import Testing
 
@@ -27,11 +28,12 @@ import Testing
 
   /// Decodes `bytes` fed in pieces of `piece` bytes.
   static func decode(
-    _ bytes: [UInt8], piece: Int = 7, passingTrailingDataThrough: Bool = false
+    _ bytes: [UInt8], piece: Int = 7, passingTrailingDataThrough: Bool = false,
+    engine: Engine = .zlib
   ) throws -> (
     data: [UInt8], decoder: GzipDecoder
   ) {
-    let inflater = try Inflater()
+    let inflater = try engine.makeInflater()
     let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 8)
     defer { output.deallocate() }
     var decoder = GzipDecoder(inflater: inflater, output: output)
@@ -51,9 +53,9 @@ import Testing
     return (data, decoder)
   }
 
-  static func formatError(_ bytes: [UInt8]) -> GzipFormatError? {
+  static func formatError(_ bytes: [UInt8], engine: Engine = .zlib) -> GzipFormatError? {
     do {
-      _ = try decode(bytes, piece: 4096)
+      _ = try decode(bytes, piece: 4096, engine: engine)
       return nil
     } catch let error as GzipStreamError<FileFailure> {
       if case .format(let format) = error { return format }
@@ -65,74 +67,84 @@ import Testing
     }
   }
 
-  @Test(arguments: [1, 7, 4096])
-  func decodesConcatenatedMembersFedInAnyPieces(piece: Int) throws {
+  @Test(arguments: Engine.allCases, [1, 7, 4096])
+  func decodesConcatenatedMembersFedInAnyPieces(engine: Engine, piece: Int) throws {
     let first = TestData.text(5000, seed: 1)
     let second = TestData.random(3000, seed: 2)
     let (data, decoder) = try Self.decode(
-      Self.member(first, name: "a") + Self.member(second), piece: piece)
+      Self.member(first, name: "a") + Self.member(second), piece: piece, engine: engine)
     #expect(data == first + second)
     #expect(decoder.members == 2)
     #expect(decoder.firstHeader?.name == Array("a".utf8))
   }
 
-  @Test(arguments: [1, 3, 7, 4096])
-  func passesTrailingDataThroughLikeGzipDcf(piece: Int) throws {
+  @Test(arguments: Engine.allCases, [1, 3, 7, 4096])
+  func passesTrailingDataThroughLikeGzipDcf(engine: Engine, piece: Int) throws {
     let first = TestData.text(3000, seed: 4)
     let second = TestData.text(2000, seed: 5)
     let tail =
       Array("plain text after the members\n".utf8) + [0, 0x1F, 0x8B] + TestData.random(900)
     let input = Self.member(first) + Self.member(second) + tail
-    let (data, decoder) = try Self.decode(input, piece: piece, passingTrailingDataThrough: true)
+    let (data, decoder) = try Self.decode(
+      input, piece: piece, passingTrailingDataThrough: true, engine: engine)
     #expect(data == first + second + tail, "members decoded, the rest copied unchanged")
     #expect(decoder.members == 2)
     // Zeros are copied too, as gzip -dcf does.
     let zeros = try Self.decode(
-      Self.member(first) + [0, 0, 0], piece: piece, passingTrailingDataThrough: true)
+      Self.member(first) + [0, 0, 0], piece: piece, passingTrailingDataThrough: true,
+      engine: engine)
     #expect(zeros.data == first + [0, 0, 0])
     // Without it, the same input is trailing garbage.
-    #expect(Self.formatError(input) == .trailingGarbage(offset: Int64(input.count - tail.count)))
+    #expect(
+      Self.formatError(input, engine: engine)
+        == .trailingGarbage(offset: Int64(input.count - tail.count)))
   }
 
-  @Test func acceptsZeroPaddingAfterTheLastMember() throws {
-    let (data, _) = try Self.decode(Self.member(Array("abc".utf8)) + [0, 0, 0, 0])
+  @Test(arguments: Engine.allCases)
+  func acceptsZeroPaddingAfterTheLastMember(engine: Engine) throws {
+    let (data, _) = try Self.decode(
+      Self.member(Array("abc".utf8)) + [0, 0, 0, 0], engine: engine)
     #expect(data == Array("abc".utf8))
   }
 
-  @Test func reportsEachKindOfDamage() {
+  @Test(arguments: Engine.allCases)
+  func reportsEachKindOfDamage(engine: Engine) {
+    func formatError(_ bytes: [UInt8]) -> GzipFormatError? {
+      Self.formatError(bytes, engine: engine)
+    }
     let good = Self.member(TestData.text(20000, seed: 3))
-    #expect(Self.formatError([]) == .empty)
+    #expect(formatError([]) == .empty)
     #expect(
-      Self.formatError(Array(good.prefix(good.count - 3)))
+      formatError(Array(good.prefix(good.count - 3)))
         == .truncated(offset: Int64(good.count - 3)))
-    #expect(Self.formatError(Array(good.prefix(5))) == .truncated(offset: 5))
+    #expect(formatError(Array(good.prefix(5))) == .truncated(offset: 5))
     var badMagic = good
     badMagic[1] = 0x8C
-    #expect(Self.formatError(badMagic) == .badMagic)
+    #expect(formatError(badMagic) == .badMagic)
     var badFlags = good
     badFlags[3] = 0x80
-    #expect(Self.formatError(badFlags) == .reservedFlags(0x80))
+    #expect(formatError(badFlags) == .reservedFlags(0x80))
     var badCRC = good
     badCRC[good.count - 8] ^= 0xFF
-    guard case .crcMismatch = Self.formatError(badCRC) else {
+    guard case .crcMismatch = formatError(badCRC) else {
       Issue.record("CRC mismatch not found")
       return
     }
     var badSize = good
     badSize[good.count - 1] ^= 0x01
-    guard case .sizeMismatch = Self.formatError(badSize) else {
+    guard case .sizeMismatch = formatError(badSize) else {
       Issue.record("ISIZE mismatch not found")
       return
     }
     var flipped = good
     flipped[40] ^= 0x55
-    switch Self.formatError(flipped) {
+    switch formatError(flipped) {
     case .corruptDeflateData, .crcMismatch, .sizeMismatch, .truncated: break
     case let other: Issue.record("a flipped deflate byte gave \(String(describing: other))")
     }
     #expect(
-      Self.formatError(good + Array("junk".utf8)) == .trailingGarbage(offset: Int64(good.count)))
-    #expect(Self.formatError(good + [0, 0, 7]) == .trailingGarbage(offset: Int64(good.count + 2)))
+      formatError(good + Array("junk".utf8)) == .trailingGarbage(offset: Int64(good.count)))
+    #expect(formatError(good + [0, 0, 7]) == .trailingGarbage(offset: Int64(good.count + 2)))
   }
 
   @Test func refusesAHeaderLongerThanOneMebibyte() {
@@ -144,12 +156,13 @@ import Testing
     }
   }
 
-  @Test func aDecompressionBombStreamsInBoundedChunks() throws {
+  @Test(arguments: Engine.allCases)
+  func aDecompressionBombStreamsInBoundedChunks(engine: Engine) throws {
     // 16 MiB of zeros compresses to ~16 KiB; decoding it never holds more than a chunk.
     let zeros = [UInt8](repeating: 0, count: 16 << 20)
     let bomb = Self.member(zeros)
     #expect(bomb.count < 200_000)
-    let inflater = try Inflater()
+    let inflater = try engine.makeInflater()
     let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
     defer { output.deallocate() }
     var decoder = GzipDecoder(inflater: inflater, output: output)

@@ -1,3 +1,4 @@
+import SqueezeEngines
 import Testing
 
 @testable import SqueezeCore

@@ -1,0 +1,226 @@
+import Glibc
+import SqueezeEngines
+
+extension ParallelCompressor {
+  /// Restores (`-d`) or tests (`-t`) file `index` chunk-parallel where its layout allows (see
+  /// `Decompression/ChunkedRestore.swift`): this task opens the file, finds candidate chunks,
+  /// decodes them in a nested task group, each taking a compression slot as compression
+  /// chunks do, and writes the good ones in order; at the first chunk that is not good, and
+  /// for everything after the first member, it decodes serially.
+  ///
+  /// - Parameter bounded: when true (`nonisolated`), chunks take slots and the big-file gate
+  ///   is given back once no chunk is left to start; when false (`detached`), no slots.
+  /// - Returns: the outcome, and the task.
+  nonisolated func restoreInParallelChunks(
+    _ index: Int, task: TrackedTask, bounded: Bool
+  ) async -> (Result<Processed, FileFailure>, TrackedTask) {
+    var task = task
+    let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
+    defer { gate?.release() }
+    let testing = configuration.settings.operation == .test
+    let opened: DecompressionJob.Opened?
+    let source: SourceFile
+    do throws(FileFailure) {
+      if testing {
+        opened = nil
+        source = try SourceFile.open(
+          index: index, list: context.list, bases: context.bases,
+          symlinks: context.settings.sourceSymlinks)
+      } else {
+        let job = try DecompressionJob.open(index: index, context: context)
+        opened = job
+        source = job.source
+      }
+    } catch {
+      return (.failure(error), task)
+    }
+    defer { close(source.descriptor) }
+    task.move(to: .suspended)
+    let sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void = { chunk throws(FileFailure) in
+      try opened?.output.write(chunk)
+    }
+    do throws(FileFailure) {
+      let (bytesIn, bytesOut) = try await restoreChunks(
+        source, gate: gate, slots: bounded ? slots : nil, task: &task, sink: sink)
+      if let opened {
+        return (
+          .success(
+            .prepared(
+              try DecompressionJob.finish(
+                opened, bytesIn: bytesIn, bytesOut: bytesOut, context: context))), task
+        )
+      }
+      return (.success(.verified(bytesIn: bytesIn, bytesOut: bytesOut)), task)
+    } catch {
+      return (.failure(error), task)
+    }
+  }
+
+  /// The restore itself: chunks in parallel while they are good, then a serial decoder
+  /// resumed where they stopped. Writes every restored byte to `sink`, in order.
+  ///
+  /// - Returns: compressed bytes read and bytes restored.
+  /// - Throws: ``FileFailure`` for read, format and sink errors, `.interrupted`.
+  private nonisolated func restoreChunks(
+    _ source: SourceFile, gate: ReleaseOnce?, slots: CompressionSlots?, task: inout TrackedTask,
+    sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+  ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
+    let descriptor = source.descriptor
+    let (header, headerLength) = try DecompressionJob.readHeaderAndLength(descriptor)
+    var finder = SyncMarkerFinder(
+      descriptor: descriptor, start: Int64(headerLength), end: source.status.size)
+    var crc: UInt32 = 0
+    var restored: Int64 = 0
+    var window = RestoredWindow()
+    /// Where the serial decoder picks up: at a rejected chunk's start, or after the stream.
+    var resumeAt: (offset: Int64, atTrailer: Bool) = (Int64(headerLength), false)
+    var failure: FileFailure? = nil
+    let stop = self.stop
+    let buffers = chunkBuffers
+    let cap = Int64(chunkBuffers.capacity)
+    let first = try finder.nextBoundary(within: Int64(headerLength) + cap)
+    // One chunk (no marker: gzip's files) or a first chunk too long: serial from the start.
+    if case .marker(let firstEnd) = first {
+      let inFlight = configuration.jobs + 1
+      await withTaskGroup(of: (Int, ChunkDecoding.Outcome).self) { group in
+        // Chunk k covers starts[k] ..< starts[k + 1] (the last one, to the end of the file).
+        var starts: [Int64] = [Int64(headerLength), firstEnd]
+        var boundary = first
+        /// The first chunk not decoded ahead (too long): the serial decoder starts there.
+        var serialFrom: Int? = nil
+        var next = 0
+        var written = 0
+        var ready: [Int: ChunkDecoding.Outcome] = [:]
+        var finished = false
+        while !finished, failure == nil {
+          // Fill the window of chunks in flight, each taking a slot.
+          while serialFrom == nil, next < starts.count, next - written < inFlight {
+            let start = starts[next]
+            let end: Int64? = if case .marker(let offset) = boundary { offset } else { nil }
+            tracker.chunkEnqueued()
+            let admitted = await slots?.acquire() ?? true
+            guard admitted, !stop.isSet else {
+              if admitted { slots?.release() }
+              tracker.chunkAbandoned()
+              failure = .interrupted
+              break
+            }
+            let chunk = next
+            group.addTask {
+              self.tracker.chunkStarted()
+              defer {
+                self.tracker.chunkEnded()
+                slots?.release()
+              }
+              let outcome: ChunkDecoding.Outcome
+              do throws(FileFailure) {
+                outcome = try self.context.decoders.withWorkspace {
+                  (workspace) throws(FileFailure) in
+                  ChunkDecoding.decode(
+                    descriptor, range: start..<(end ?? source.status.size),
+                    openEnded: end == nil, inflater: workspace.inflater, input: workspace.input,
+                    buffers: buffers, stop: stop)
+                }
+              } catch {
+                outcome = .rejected("\(error)")
+              }
+              return (chunk, outcome)
+            }
+            next += 1
+            guard let end else {
+              // The last candidate has started: no chunk is left for this file.
+              gate?.release()
+              break
+            }
+            do throws(FileFailure) {
+              boundary = try finder.nextBoundary(within: end + cap)
+            } catch {
+              failure = error
+              break
+            }
+            switch boundary {
+            case .marker(let offset): starts.append(offset)
+            case .endOfFile: break
+            case .beyondLimit: serialFrom = next
+            }
+          }
+          if failure != nil { break }
+          if written == serialFrom {
+            resumeAt = (starts[written], false)
+            break
+          }
+          guard let (chunk, outcome) = await group.next() else { break }
+          ready[chunk] = outcome
+          while !finished, written != serialFrom, let outcome = ready.removeValue(forKey: written) {
+            switch outcome {
+            case .boundary(let buffer), .streamEnd(let buffer, _):
+              do throws(FileFailure) {
+                try sink(buffer.bytes)
+              } catch {
+                failure = error
+                finished = true
+              }
+              crc = CRC32.combine(crc, buffer.crc, secondLength: Int64(buffer.count))
+              restored += Int64(buffer.count)
+              window.append(buffer.bytes)
+              buffers.give(buffer)
+              if case .streamEnd(_, let consumed) = outcome {
+                resumeAt = (starts[written] + consumed, true)
+                feed.addBytes(Int(consumed))
+                finished = true
+              } else {
+                resumeAt = (starts[written + 1], false)
+                feed.addBytes(Int(starts[written + 1] - starts[written]))
+              }
+            case .rejected:
+              resumeAt = (starts[written], false)
+              finished = true
+            }
+            written += 1
+          }
+        }
+        // Chunks still running past the point of decision are not needed: let them stop.
+        group.cancelAll()
+        while let (_, outcome) = await group.next() {
+          switch outcome {
+          case .boundary(let buffer), .streamEnd(let buffer, _): buffers.give(buffer)
+          case .rejected: break
+          }
+        }
+      }
+    }
+    gate?.release()
+    if let failure { throw failure }
+    // Everything from `resumeAt` on: serially, holding a slot like any compression.
+    if let slots {
+      guard await slots.acquire(), !stop.isSet else { throw .interrupted }
+    }
+    defer { slots?.release() }
+    task.move(to: .running)
+    defer { task.move(to: .suspended) }
+    return try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
+      var resumed: Result<GzipDecoder, EngineError>? = nil
+      window.bytes.withUnsafeBytes { dictionary in
+        resumed = Result { () throws(EngineError) in
+          try GzipDecoder(
+            resuming: resumeAt.atTrailer ? .trailer : .deflateStream(dictionary: dictionary),
+            inflater: workspace.inflater, output: workspace.output, header: header,
+            headerLength: headerLength, crc: crc, memberSize: restored, offset: resumeAt.offset)
+        }
+      }
+      var decoder: GzipDecoder
+      switch resumed {
+      case .success(let ready): decoder = ready
+      case .failure(let error): throw .engine(error)
+      case nil: throw .interrupted
+      }
+      guard lseek(descriptor, off_t(resumeAt.offset), SEEK_SET) >= 0 else {
+        throw .cannotRead(SystemError.current)
+      }
+      try GzipFileReader.decode(
+        descriptor, with: &decoder, workspace: workspace, stop: stop,
+        progress: { self.feed.addBytes($0) }, sink: sink)
+      return (decoder.offset, decoder.totalOutput)
+    }
+  }
+}
