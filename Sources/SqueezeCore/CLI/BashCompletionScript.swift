@@ -22,7 +22,8 @@ enum BashCompletionScript {
 
   /// The completion function of one command.
   static func function(for command: CommandDocumentation, isRoot: Bool) -> [String] {
-    let options = command.options.filter { !$0.hidden }
+    // Hidden rows too: `-2` is typed like `-1`, only help lists the family once.
+    let options = command.options
     var lines: [String] = []
     lines.append("\(CompletionScript.functionName(command))() {")
     lines.append(#"    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}""#)
@@ -31,7 +32,8 @@ enum BashCompletionScript {
     if isRoot {
       for subcommand in command.subcommands {
         lines.append(
-          #"    if ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == \#(subcommand.commandWord) ]]; then"#)
+          #"    if ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == \#(subcommand.commandWord) ]]; then"#
+        )
         lines.append("        \(CompletionScript.functionName(subcommand)) \"$@\"")
         lines.append("        return")
         lines.append("    fi")

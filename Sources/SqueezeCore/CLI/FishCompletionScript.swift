@@ -19,14 +19,14 @@ enum FishCompletionScript {
     lines.append("")
     let subcommandWords = command.subcommands.map(\.commandWord).joined(separator: " ")
     let rootCondition = subcommandWords.isEmpty ? nil : "not \(helper) \(subcommandWords)"
-    for option in command.options where !option.hidden {
+    for option in command.options {
       lines.append(line(for: option, command: name, condition: rootCondition))
     }
     for subcommand in command.subcommands {
       lines.append(
         "complete -c \(name) -n __\(name)_first_argument -a \(subcommand.commandWord) -d "
           + quoted(ManualPage.nameDescription(subcommand.abstract)))
-      for option in subcommand.options where !option.hidden {
+      for option in subcommand.options {
         lines.append(
           line(for: option, command: name, condition: "\(helper) \(subcommand.commandWord)"))
       }

@@ -91,8 +91,7 @@ enum ManualPage {
 
   /// The description of `command`: its discussion, its arguments, and each option section
   /// as a tagged list.
-  static func description(_ command: CommandDocumentation, root: CommandDocumentation) -> [String]
-  {
+  static func description(_ command: CommandDocumentation, root: CommandDocumentation) -> [String] {
     var lines: [String] = []
     if command.name != root.name { lines.append(contentsOf: text(command.abstract)) }
     for paragraph in command.discussion {

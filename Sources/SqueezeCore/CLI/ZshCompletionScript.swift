@@ -24,7 +24,8 @@ enum ZshCompletionScript {
     var lines = ["\(CompletionScript.functionName(command))() {"]
     if isRoot {
       for subcommand in command.subcommands {
-        lines.append(#"    if (( CURRENT > 2 )) && [[ ${words[2]} == \#(subcommand.commandWord) ]]; then"#)
+        lines.append(
+          #"    if (( CURRENT > 2 )) && [[ ${words[2]} == \#(subcommand.commandWord) ]]; then"#)
         lines.append("        shift words")
         lines.append("        (( CURRENT-- ))")
         lines.append("        \(CompletionScript.functionName(subcommand))")
@@ -34,7 +35,7 @@ enum ZshCompletionScript {
     }
     lines.append("    local -a specs")
     lines.append("    specs=(")
-    for option in command.options where !option.hidden {
+    for option in command.options {
       lines.append("        " + spec(option))
     }
     for argument in command.arguments {
@@ -43,7 +44,9 @@ enum ZshCompletionScript {
       if isRoot && !command.subcommands.isEmpty && argument.repeats {
         let names = command.subcommands.map(\.commandWord).joined(separator: " ")
         lines.append(
-          "        " + CompletionScript.singleQuoted("1: :_alternative 'commands:command:(\(names))' 'files:\(message):_files'"))
+          "        "
+            + CompletionScript.singleQuoted(
+              "1: :_alternative 'commands:command:(\(names))' 'files:\(message):_files'"))
       }
       lines.append(
         "        "
