@@ -6,6 +6,8 @@ struct JSONSummary {
   let results: RunResults
   let discovery: DiscoveryResult
   let jobs: Int
+  /// The CPUs this process may use (`cpus`, `affinityCPUs`, `cgroupQuotaCPUs`).
+  let cpus: CPUAllowance
   let level: CompressionLevel
   let isolation: Isolation
   let wallSeconds: Double
@@ -59,6 +61,9 @@ struct JSONSummary {
       "wallSeconds": Self.rounded(wallSeconds, 3),
       "cpuSeconds": Self.rounded(cpuSeconds, 3),
       "jobs": jobs,
+      "cpus": cpus.count,
+      "affinityCPUs": cpus.affinityCPUs,
+      "cgroupQuotaCPUs": cpus.quota.map { Self.rounded($0.cpus, 3) } ?? NSNull(),
       "level": Int(level.value),
       "isolation": isolation.rawValue,
       "hangs": hangs.hangs,

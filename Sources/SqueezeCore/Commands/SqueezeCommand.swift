@@ -24,10 +24,11 @@ public enum SqueezeCommand {
       return print(CompletionScript.render(.squeeze, for: shell), what: "the completion script")
     case .success(.run(let options)):
       if options.mode == .list { return await ListCommand(options: options).run().rawValue }
+      let settings = RunSettings(options: options)
       if options.toStandardOutput || options.readsStandardInput {
-        return await StreamCommand(options: options).run().rawValue
+        return await StreamCommand(settings: settings).run().rawValue
       }
-      return await RunCommand(options: options).run().rawValue
+      return await RunCommand(runSettings: settings).run().rawValue
     case .success(.timeline(let options)):
       return TimelineCommand(options: options).run().rawValue
     case .success(.timelineHelp):
