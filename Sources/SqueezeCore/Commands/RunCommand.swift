@@ -131,8 +131,8 @@ struct RunCommand {
     let jobs = runSettings.jobs
 
     if options.dryRun {
-      let plan = DryRun(settings: settings, list: list, bases: bases)
-      let counts = plan.print(skipped: discovery.skipped, to: stderr)
+      let dryRun = DryRun(settings: settings, list: list, bases: bases)
+      let (steps, counts) = dryRun.plan(skipped: discovery.skipped)
       var written = true
       if options.json {
         var results = RunResults()
@@ -144,7 +144,13 @@ struct RunCommand {
             cpus: runSettings.cpus, level: options.level, isolation: options.isolation,
             wallSeconds: MonotonicClock.now() - startTime,
             cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
-            dryRun: true))
+            dryRun: true, plan: steps))
+      } else {
+        written = TextOutput.standardOutput.writeReporting(
+          DryRun.text(steps), what: "the --dry-run plan")
+      }
+      if options.verbosity > .quiet {
+        stderr.write(dryRun.summary(counts, skipped: discovery.skipped.count))
       }
       _ = diagnostics.end(files: 0, results: RunResults())
       return discovery.failures.isEmpty && written ? .success : .failure
