@@ -60,6 +60,7 @@ struct JSONSummary {
       "skipped": ["total": discovery.skippedCount, "byReason": skipped],
       "failed": ["count": failed.count, "list": failed],
     ]
+    if mode == .compress { files["grown"] = results.grown }
     if mode == .compress || mode == .decompress {
       files["removed"] = results.removed
       files["keptHardLinked"] = results.keptHardLinked
