@@ -121,8 +121,11 @@ enum ValueCompletion: Sendable, Equatable {
 
 /// The shells `--generate-completion-script` writes for (swift-argument-parser's three).
 enum CompletionShell: String, Sendable, CaseIterable, Equatable {
+  /// GNU bash, with or without the bash-completion package.
   case bash
+  /// zsh's completion system (`compinit`).
   case zsh
+  /// fish.
   case fish
 }
 

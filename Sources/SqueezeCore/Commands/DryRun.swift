@@ -25,8 +25,22 @@ struct DryRun {
   struct Step: Sendable, Equatable {
     /// What would be done, as `--json`'s `plan[].action` names it.
     enum Action: String, Sendable {
-      case compress, decompress, upToDate, fail, remove, keep, skip
+      /// The file would be compressed to ``Step/output``.
+      case compress
+      /// The file would be restored to ``Step/output``.
+      case decompress
+      /// Its output is current: nothing to do.
+      case upToDate
+      /// It would fail; ``Step/cause`` says why.
+      case fail
+      /// Its original would be removed (`--rm`).
+      case remove
+      /// Its original would be kept despite `--rm`; ``Step/cause`` says why.
+      case keep
+      /// Discovery passes over it; ``Step/reason`` says why.
+      case skip
     }
+    /// What would be done.
     var action: Action
     /// The source (or skipped entry), as displayed.
     var path: RawPath

@@ -68,8 +68,11 @@ struct CPUAllowance: Sendable, Equatable {
   /// A hierarchy that can hold a CPU quota: this process's cgroup folder in it, and the
   /// folder it is mounted at (where the walk up stops).
   struct CgroupDirectory: Equatable {
+    /// This process's cgroup folder (below the root handed to ``detect(root:affinityCPUs:)``).
     var path: String
+    /// The hierarchy's mount point: the last folder whose quota is read.
     var mountPoint: String
+    /// True for the unified hierarchy (`cpu.max`), false for v1 (`cpu.cfs_quota_us`).
     var isV2: Bool
   }
 
