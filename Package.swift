@@ -9,7 +9,8 @@
 //   SqueezeEngines  the engine seam: deflate and inflate behind two protocols, with the
 //                zlib, libdeflate and ISA-L adapters; the only module that imports them
 //   CSystem      system library: Linux calls glibc's Swift module does not export
-//                (syncfs, openat2, renameat2, ioctl(TIOCGWINSZ)), as static inline shims
+//                (syncfs, openat2, renameat2, sched_getaffinity, ioctl(TIOCGWINSZ)), as
+//                static inline shims
 //   SqueezeCore  all logic: gzip format, discovery, scheduling, output, progress, diagnostics, CLI
 //   squeeze      the thin executable over SqueezeCore
 //   TestSupport  helpers shared by the two test targets (temporary folders, running processes)

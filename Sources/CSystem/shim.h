@@ -36,6 +36,13 @@ static inline int squeeze_renameat2(int olddirfd, const char *oldpath, int newdi
   return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
 }
 
+/// sched_getaffinity(2) for the calling thread, as the raw system call: fills `mask` (`size`
+/// bytes, a multiple of 8) with the CPUs it may run on and returns the number of bytes the
+/// kernel wrote, or -1 with errno (EINVAL when `size` is smaller than the kernel's mask).
+static inline long squeeze_sched_getaffinity(void *mask, unsigned long size) {
+  return syscall(SYS_sched_getaffinity, 0, size, mask);
+}
+
 /// The width of the terminal on fd in columns, or 0 when fd is not a terminal.
 static inline int squeeze_terminal_columns(int fd) {
   struct winsize size;

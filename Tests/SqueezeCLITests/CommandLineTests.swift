@@ -42,9 +42,15 @@ import Testing
     (arguments: ["--level"], message: "Error: Missing value for '--level <n>'"),
     (arguments: ["--rm", "-c", "x"], message: "Error: '--rm' cannot be used with '--stdout'"),
     // Options that would be ignored silently are refused instead.
-    (arguments: ["--json"], message: "Error: Missing expected argument '<path> ...'"),
     (
-      arguments: ["--task-log", "l.jsonl"], message: "Error: Missing expected argument '<path> ...'"
+      arguments: ["--json"],
+      message:
+        "Error: '--json' needs a <path>: with none, standard input is compressed to standard output, where the JSON summary would be mixed into the data\nHelp:  <path>  "
+    ),
+    (arguments: ["--task-log", "l.jsonl"], message: "Error: '--task-log' needs a <path>: "),
+    (
+      arguments: ["--versoin"],
+      message: "Error: Unknown option '--versoin'. Did you mean '--version'?"
     ),
     (
       arguments: ["--task-log", "l.jsonl", "-c", "x"],

@@ -113,23 +113,60 @@ import Testing
       "--dry-run", "--rm", "-o", folder.url("mirror"), folder.url("in"),
     ])
     #expect(result.status == 0)
+    // The plan is the result, on stdout; its summary is a message, on stderr.
     #expect(
-      result.stderrText.contains(
-        "would compress: \(folder.url("in/a.txt")) → \(folder.url("mirror/a.txt.gz"))"))
-    #expect(result.stderrText.contains("would remove: \(folder.url("in/b.txt"))"))
+      result.stdoutText.contains(
+        "would compress: \(folder.url("in/a.txt")) → \(folder.url("mirror/a.txt.gz"))\n"))
+    #expect(result.stdoutText.contains("would remove: \(folder.url("in/b.txt"))\n"))
     #expect(
-      result.stderrText.contains(
-        "would skip: \(folder.url("in/a.txt.gz")) (already has a compressed suffix)"))
-    #expect(result.stderrText.contains("nothing was changed"))
+      result.stdoutText.contains(
+        "would skip: \(folder.url("in/a.txt.gz")) (already has a compressed suffix)\n"))
+    #expect(!result.stdoutText.contains("squeeze:"))
+    #expect(
+      result.stderrText
+        == "squeeze: dry run: 2 would be compressed, 0 up to date, 1 skipped, 2 would be removed; nothing was changed\n"
+    )
     let after = (try FileManager.default.subpathsOfDirectory(atPath: folder.path)).sorted()
     #expect(before == after)
     #expect(
       inodes.map(\.change) == after.map { ReRunAndRemoveTests.identity(folder.url($0)).change })
     let beside = try SqueezeBinary.run(["--dry-run", folder.url("in")])
-    #expect(beside.stderrText.contains("up to date: \(folder.url("in/a.txt"))"))
+    #expect(beside.stdoutText.contains("up to date: \(folder.url("in/a.txt"))\n"))
     #expect(
-      beside.stderrText.contains(
-        "would compress: \(folder.url("in/b.txt")) → \(folder.url("in/b.txt.gz"))"))
+      beside.stdoutText.contains(
+        "would compress: \(folder.url("in/b.txt")) → \(folder.url("in/b.txt.gz"))\n"))
+    // -q keeps the plan (the result) and drops the summary (a message).
+    let quiet = try SqueezeBinary.run(["--dry-run", "-q", folder.url("in")])
+    #expect(quiet.stdout == beside.stdout)
+    #expect(quiet.stderr.isEmpty)
+  }
+
+  @Test func dryRunWithJsonPutsThePlanInsideTheObject() throws {
+    let folder = TemporaryFolder("dry-json")
+    try folder.write("in/a.txt", Array("a".utf8))
+    try folder.write("in/b.txt", Array("b".utf8))
+    try folder.write("in/c.gz", Array("c".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in/a.txt")]).status == 0)
+    let result = try SqueezeBinary.run(["--dry-run", "--json", folder.url("in")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+    #expect(object["dryRun"] as? Bool == true)
+    #expect(object["schema"] as? Int == 2)
+    let plan = try #require(object["plan"] as? [[String: String]])
+    #expect(
+      plan.sorted { $0["path"]! < $1["path"]! } == [
+        ["action": "upToDate", "path": folder.url("in/a.txt")],
+        ["action": "skip", "path": folder.url("in/a.txt.gz"), "reason": "alreadyCompressed"],
+        [
+          "action": "compress", "path": folder.url("in/b.txt"),
+          "output": folder.url("in/b.txt.gz"),
+        ],
+        ["action": "skip", "path": folder.url("in/c.gz"), "reason": "alreadyCompressed"],
+      ])
+    #expect(
+      result.stderrText.contains("squeeze: dry run: 1 would be compressed, 1 up to date, 2 skipped")
+    )
   }
 }
 

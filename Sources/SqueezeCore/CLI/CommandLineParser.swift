@@ -2,8 +2,10 @@
 ///
 /// Conventions, as swift-argument-parser and GNU tools: `--name value` and `--name=value`;
 /// short flags combine (`-kv`); a short option's value may follow it (`-j 4`, `-j4`); `--`
-/// ends the options; `-` alone is a path (standard input). `-h`/`--help` and `--version` win
-/// over everything else.
+/// ends the options; `-` alone is a path (standard input). `-h`/`--help` wins over everything
+/// else; `--version` and the generators (`--generate-manual`,
+/// `--generate-completion-script <shell>`) over everything but a syntax error. Modes combine
+/// as in gzip 1.12: `-l` wins over `-t`, and both over `-d`.
 enum CommandLineParser {
   /// Parses `arguments` (without the program name).
   ///
@@ -18,8 +20,6 @@ enum CommandLineParser {
     var options = Options()
     var index = 0
     var onlyPaths = false
-    var wantsHelp = false
-    var wantsVersion = false
     do throws(UsageError) {
       while index < arguments.count {
         let argument = arguments[index]
@@ -37,16 +37,11 @@ enum CommandLineParser {
           let body = text.dropFirst(2)
           let name = String(body.prefix { $0 != "=" })
           let attached = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
-          if name == "help" {
-            wantsHelp = true
-            continue
-          }
-          if name == "version" {
-            wantsVersion = true
-            continue
-          }
           guard let option = OptionTable.long(name) else {
-            throw UsageError.unknownOption("--" + name)
+            throw UsageError.unknownOption(
+              "--" + name,
+              suggestion: nearest(
+                to: "--" + name, among: OptionTable.options.map(\.documentation)))
           }
           if option.valueLabel == nil {
             guard attached == nil else { throw UsageError.unexpectedValue(option: "--" + name) }
@@ -77,10 +72,6 @@ enum CommandLineParser {
             try OptionTable.applyLevel(digits, to: &options, spelling: "-" + digits)
             continue
           }
-          if letter == "h" {
-            wantsHelp = true
-            continue
-          }
           guard let option = OptionTable.short(letter) else {
             throw UsageError.unknownOption("-" + String(letter))
           }
@@ -103,11 +94,16 @@ enum CommandLineParser {
         }
       }
     } catch {
-      if wantsHelp { return .success(.help) }
+      if options.request == .help { return .success(.help) }
       return .failure(error)
     }
-    if wantsHelp { return .success(.help) }
-    if wantsVersion { return .success(.version) }
+    switch options.request {
+    case .help: return .success(.help)
+    case .version: return .success(.version)
+    case .manual: return .success(.manual)
+    case .completionScript(let shell): return .success(.completionScript(shell))
+    case nil: break
+    }
     if let conflict = conflict(in: options) { return .failure(conflict) }
     // Defaults that depend on the engine, and the level against it, once every option is read.
     guard options.engine.levels.contains(Int(options.level.value)) else {
@@ -151,47 +147,89 @@ enum CommandLineParser {
     }
     // Standard input goes to standard output: options that need files, or stdout for
     // themselves, need a path.
-    if options.readsStandardInput
-      && (options.dryRun || options.output != nil || options.removeSources || options.json
-        || options.taskLog != nil)
-    {
-      return .missingArgument("<path> ...")
+    if options.readsStandardInput, let (option, reason) = needingAPath(options) {
+      return .needsPath(option: option, reason: reason)
     }
     return nil
   }
 
-  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`.
+  /// The first option that cannot work on standard input compressed to standard output, and
+  /// why (what `squeeze --json` with no path says).
+  private static func needingAPath(_ options: Options) -> (String, String)? {
+    let stream = "with none, standard input is compressed to standard output"
+    if options.json {
+      return ("--json", "\(stream), where the JSON summary would be mixed into the data")
+    }
+    if options.dryRun { return ("--dry-run", "\(stream); there are no files to plan") }
+    if options.output != nil {
+      return ("--output", "\(stream), not into a folder")
+    }
+    if options.removeSources { return ("--rm", "\(stream); there is no original to remove") }
+    if options.taskLog != nil {
+      return ("--task-log", "\(stream) as one stream, which has no tasks to log")
+    }
+    return nil
+  }
+
+  /// The long option nearest to `typed`, as swift-argument-parser suggests one: edit distance
+  /// under 4, short names left out, the closest first in table order.
+  static func nearest(to typed: String, among options: [OptionDocumentation]) -> String? {
+    let candidates = options.compactMap { $0.long.map { "--" + $0 } }
+      .map { (name: $0, distance: $0.editDistance(to: typed)) }
+      .filter { $0.distance < 4 }
+    return candidates.min { $0.distance < $1.distance }?.name
+  }
+
+  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`, with the names of
+  /// ``TimelineOptionTable``. Errors are wrapped in ``UsageError/inTimeline(_:)`` so its own
+  /// usage is printed; no argument at all prints its whole help after the error.
   static func parseTimeline(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
     var log: RawPath? = nil
     var output: RawPath? = nil
     var index = 0
     var onlyPaths = false
+    let outputOption = TimelineOptionTable.output
+    func failure(_ error: UsageError) -> Result<ParsedCommand, UsageError> {
+      .failure(.inTimeline(error))
+    }
     while index < arguments.count {
       let argument = arguments[index]
       index += 1
       let text = String(decoding: argument.bytes, as: UTF8.self)
-      if !onlyPaths && (text == "-h" || text == "--help") { return .success(.timelineHelp) }
+      if !onlyPaths && TimelineOptionTable.help.spellings.contains(text) {
+        return .success(.timelineHelp)
+      }
       if !onlyPaths && text == "--" {
         onlyPaths = true
         continue
       }
-      if !onlyPaths && (text == "-o" || text == "--output" || text.hasPrefix("--output=")) {
-        if text.hasPrefix("--output=") {
-          output = RawPath(bytes: argument.bytes.dropFirst("--output=".utf8.count))
+      let attached = "--\(outputOption.long ?? "")="
+      if !onlyPaths && (outputOption.spellings.contains(text) || text.hasPrefix(attached)) {
+        if text.hasPrefix(attached) {
+          output = RawPath(bytes: argument.bytes.dropFirst(attached.utf8.count))
         } else {
           guard index < arguments.count else {
-            return .failure(.missingValue(option: "--output <file>"))
+            return failure(.missingValue(option: outputOption.synopsis))
           }
           output = arguments[index]
           index += 1
         }
         continue
       }
-      if !onlyPaths && text.hasPrefix("-") && text != "-" { return .failure(.unknownOption(text)) }
-      guard log == nil else { return .failure(.unexpectedArgument(text)) }
+      if !onlyPaths && text.hasPrefix("-") && text != "-" {
+        let name = String(text.prefix { $0 != "=" })
+        let suggestion =
+          name.hasPrefix("--")
+          ? nearest(to: name, among: TimelineOptionTable.options) : nil
+        return failure(.unknownOption(name, suggestion: suggestion))
+      }
+      guard log == nil else { return failure(.unexpectedArgument(text)) }
       log = argument
     }
-    guard let log else { return .failure(.missingArgument("<task-log>")) }
+    guard let log else {
+      let missing = UsageError.missingArgument("<task-log>")
+      return failure(arguments.isEmpty ? .noArguments(missing) : missing)
+    }
     return .success(.timeline(TimelineOptions(log: log, output: output)))
   }
 

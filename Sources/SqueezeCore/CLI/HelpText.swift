@@ -9,100 +9,70 @@ enum HelpText {
   static let usage = "squeeze [<options>] [<path> ...]"
 
   /// The full `--help` text.
-  static var full: String {
-    var lines: [String] = []
-    lines.append("OVERVIEW: Compress files and folders in parallel into standard gzip files.")
-    lines.append("")
-    lines.append(
-      contentsOf: wrap(
-        "Every regular file under each folder is compressed with zlib, on every core, into a .gz file that gunzip restores byte for byte. Outputs appear atomically and only once they are on disk; originals are kept unless --rm. Re-runs skip outputs that are up to date.",
-        indent: 0))
-    lines.append("")
-    lines.append("USAGE: \(usage)")
-    lines.append("       squeeze timeline <task-log> [--output <file>]")
-    lines.append("")
-    lines.append("ARGUMENTS:")
-    lines.append(
-      contentsOf: entry(
-        "<path>",
-        "Files and folders (folders recursively). With none, or '-', standard input goes to standard output."
-      ))
-    for group in OptionDefinition.Group.allCases {
-      lines.append("")
-      lines.append("\(group.rawValue):")
-      for option in OptionTable.options where option.group == group && !option.hidden {
-        var help = option.help
-        if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
-        lines.append(contentsOf: entry(option.label, help))
-      }
-    }
-    lines.append("")
-    lines.append("OPTIONS:")
-    lines.append(contentsOf: entry("--version", "Show the version."))
-    lines.append(contentsOf: entry("-h, --help", "Show help information."))
-    lines.append("")
-    lines.append("EXIT STATUS:")
-    lines.append(
-      contentsOf: entry(
-        "0", "Every selected file was done or is up to date (skips are not failures)."))
-    lines.append(
-      contentsOf: entry(
-        "1", "At least one file failed or a path does not exist; the rest were done."))
-    lines.append(contentsOf: entry("64", "Usage error."))
-    lines.append(
-      contentsOf: entry(
-        "130, 143, 129", "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed)."))
-    lines.append("")
-    lines.append("EXAMPLES:")
-    lines.append(
-      contentsOf: example(
-        "Compress a folder beside its files, with a progress bar:", "squeeze ./photos"))
-    lines.append(
-      contentsOf: example(
-        "Back up a folder into a mirror of .gz files from cron (silent unless something fails; re-runs only compress what changed):",
-        "squeeze -o /backup/photos /home/me/photos"))
-    lines.append(
-      contentsOf: example(
-        "Rotate logs: compress those untouched for a day and remove the originals:",
-        "squeeze --older-than 1d --rm --exclude '*.pid' /var/log/app"))
-    lines.append(
-      contentsOf: example(
-        "Restore a mirror into another folder:", "squeeze -d -o /restore /backup/photos"))
-    lines.append(
-      contentsOf: example(
-        "Streams, as with gzip:", "tar c dir | squeeze > dir.tar.gz; squeeze -dc dir.tar.gz | tar t"
-      ))
-    return lines.joined(separator: "\n") + "\n"
-  }
+  static var full: String { render(.squeeze) }
 
   /// The `--help` text of `squeeze timeline`.
-  static var timeline: String {
+  static var timeline: String { render(.timeline) }
+
+  /// `command`'s help: `OVERVIEW:`, the discussion, `USAGE:`, `ARGUMENTS:`, each option
+  /// section, `EXIT STATUS:` and `EXAMPLES:` when it has them.
+  static func render(_ command: CommandDocumentation) -> String {
     var lines: [String] = []
-    lines.append("OVERVIEW: Draw a task-state log (--task-log) as one self-contained picture.")
+    lines.append("OVERVIEW: \(command.abstract)")
+    for paragraph in command.discussion {
+      lines.append("")
+      lines.append(contentsOf: wrap(paragraph, indent: 0))
+    }
     lines.append("")
-    lines.append(
-      contentsOf: wrap(
-        "Tracks of running, enqueued and actor-queued tasks over time, the main actor's lag with microhangs (250 ms or more) and hangs (500 ms or more) marked, and task lanes coloured by state. The picture opens in any browser with no network.",
-        indent: 0))
-    lines.append("")
-    lines.append("USAGE: squeeze timeline <task-log> [--output <file>]")
+    lines.append("USAGE: \(command.usage[0])")
+    for more in command.usage.dropFirst() { lines.append("       \(more)") }
     lines.append("")
     lines.append("ARGUMENTS:")
-    lines.append(contentsOf: entry("<task-log>", "A log written by 'squeeze --task-log <file>'."))
-    lines.append("")
-    lines.append("OPTIONS:")
-    lines.append(
-      contentsOf: entry(
-        "-o, --output <file>",
-        "The picture to write: .svg, or .html for the SVG inside a page. (default: the log's name with .svg)"
-      ))
-    lines.append(contentsOf: entry("-h, --help", "Show help information."))
+    for argument in command.arguments {
+      lines.append(contentsOf: entry(argument.label, argument.help))
+    }
+    for section in command.sections {
+      let shown = section.options.filter { !$0.hidden }
+      guard !shown.isEmpty else { continue }
+      lines.append("")
+      lines.append("\(section.title):")
+      for option in shown { lines.append(contentsOf: entry(option.label, option.helpWithDefault)) }
+    }
+    if !command.exitStatuses.isEmpty {
+      lines.append("")
+      lines.append("EXIT STATUS:")
+      for (status, meaning) in command.exitStatuses {
+        lines.append(contentsOf: entry(status, meaning))
+      }
+    }
+    if !command.examples.isEmpty {
+      lines.append("")
+      lines.append("EXAMPLES:")
+      for (description, example) in command.examples {
+        lines.append(contentsOf: self.example(description, example))
+      }
+      // The last example's blank line ends the text.
+      lines.removeLast()
+    }
     return lines.joined(separator: "\n") + "\n"
   }
 
-  /// The text printed for a usage error (on stderr), swift-argument-parser's shape.
+  /// The text printed for a usage error (on stderr), swift-argument-parser's shape:
+  /// `Error: <what>`, a `Help:` line naming the argument or option when there is one, the
+  /// usage of the command it concerns and where to read more. With no argument at all after
+  /// a command that needs one (`squeeze timeline`), its whole help follows instead of the
+  /// usage, as swift-argument-parser does.
   static func usageError(_ error: UsageError) -> String {
-    "Error: \(error)\nUsage: \(usage)\n  See 'squeeze --help' for more information.\n"
+    let timeline = error.concernsTimeline
+    let command: CommandDocumentation = timeline ? .timeline : .squeeze
+    var text = "Error: \(error)\n"
+    if error.hadNoArguments {
+      return text + "\n" + render(command)
+    }
+    if let help = error.helpLine(in: command) { text += "Help:  \(help)\n" }
+    text += "Usage: \(command.usage[0])\n"
+    text += "  See '\(command.name) --help' for more information.\n"
+    return text
   }
 
   /// `label` in a 24-column field after a 2-space indent, then `help` wrapped at 80.

@@ -1,9 +1,10 @@
 import SqueezeEngines
 
 /// One option of the command line: its names, its value, its help, and what it does to
-/// ``Options``. The table drives both parsing and `--help`, so they cannot disagree.
+/// ``Options``. The table drives parsing, `--help`, the man page and the shell completions
+/// (``CommandDocumentation``), so none of them can disagree with another.
 struct OptionDefinition: Sendable {
-  /// The `--help` section it is listed in.
+  /// The `--help` section it is listed in (and the man page's subsection).
   enum Group: String, Sendable, CaseIterable {
     case modes = "MODES"
     case output = "OUTPUT OPTIONS"
@@ -11,6 +12,8 @@ struct OptionDefinition: Sendable {
     case compression = "COMPRESSION OPTIONS"
     case reporting = "REPORTING OPTIONS"
     case diagnostics = "DIAGNOSTIC OPTIONS"
+    /// Help, version and the generators, last as in swift-argument-parser.
+    case general = "OPTIONS"
   }
 
   /// Where `--help` lists it.
@@ -29,6 +32,10 @@ struct OptionDefinition: Sendable {
   var helpLabel: String?
   /// Left out of `--help` (covered by another entry's label).
   var hidden = false
+  /// May be given more than once (`--include`): completions keep offering it.
+  var repeats = false
+  /// What a shell completes for the value.
+  var completion: ValueCompletion = .none
   /// Applies the option; `value` is empty for a flag.
   var apply:
     @Sendable (inout Options, _ value: String, _ spelling: String) throws(UsageError) -> Void
@@ -37,6 +44,11 @@ struct OptionDefinition: Sendable {
   var synopsis: String {
     let name = long.map { "--" + $0 } ?? "-" + String(short!)
     return valueLabel.map { "\(name) <\($0)>" } ?? name
+  }
+
+  /// The spellings typed on a command line: `-j`, `--jobs`.
+  var spellings: [String] {
+    [short.map { "-" + String($0) }, long.map { "--" + $0 }].compactMap { $0 }
   }
 
   /// The label in `--help`: `-j, --jobs <n>`.
@@ -53,7 +65,7 @@ struct OptionDefinition: Sendable {
 /// squeeze's options, in `--help` order.
 enum OptionTable {
   static let options: [OptionDefinition] =
-    modes + output + selection + compression + reporting + diagnostics
+    modes + output + selection + compression + reporting + diagnostics + general
 
   private static let modes: [OptionDefinition] = [
     OptionDefinition(
@@ -77,6 +89,7 @@ enum OptionTable {
       group: .output, short: "o", long: "output", valueLabel: "dir",
       help:
         "Write outputs under <dir>, mirroring each argument relative to itself, instead of beside each file.",
+      completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {
           throw .invalidValue(value, option: spelling, reason: "expected a folder")
@@ -122,6 +135,7 @@ enum OptionTable {
       group: .selection, short: nil, long: "include", valueLabel: "glob",
       help:
         "Only take files matching <glob> (repeatable). Without '/' it matches the file name at any depth, with '/' the path below the argument; '*' and '?' stop at '/', '**' crosses it.",
+      repeats: true,
       apply: { options, value, spelling throws(UsageError) in
         guard Glob(value) != nil else {
           throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
@@ -132,6 +146,7 @@ enum OptionTable {
       group: .selection, short: nil, long: "exclude", valueLabel: "glob",
       help:
         "Leave out files and folders matching <glob> (repeatable; wins over --include; excluded folders are not entered).",
+      repeats: true,
       apply: { options, value, spelling throws(UsageError) in
         guard Glob(value) != nil else {
           throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
@@ -193,14 +208,14 @@ enum OptionTable {
 
   // The digit options: one row per first digit, so `-1` ... `-9` parse as options and show
   // in help, man page and completions; the parser reads the digits after one dash as one
-  // number, as pigz does (`-11` is level 11).
+  // number, as pigz does (`-11` is level 11), which the help of the family says.
   private static let compression: [OptionDefinition] =
     (1...9).map { digit in
       OptionDefinition(
         group: .compression, short: Character(String(digit)), long: nil,
         help:
-          "Compression level: -1 is fastest, -9 compresses more; -10 to -12 (--engine fast only) most.",
-        helpLabel: "-1 ... -12",
+          "Compression level: -1 is fastest, -9 compresses more; with --engine fast, -10 to -12 compress most (digits after one dash are one number, as in pigz).",
+        helpLabel: "-1 ... -9",
         hidden: digit != 1,
         apply: { options, _, spelling throws(UsageError) in
           try applyLevel(String(digit), to: &options, spelling: spelling)
@@ -225,6 +240,7 @@ enum OptionTable {
           "Which libraries compress and restore: "
           + Engine.allCases.map { "\($0.rawValue): \($0.summary)" }.joined(separator: "; ") + ".",
         defaultValue: Engine.default.rawValue,
+        completion: .choices(Engine.allCases.map(\.rawValue)),
         apply: { options, value, spelling throws(UsageError) in
           guard let engine = Engine(rawValue: value) else {
             throw .invalidValue(
@@ -246,13 +262,15 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",
         help: "How many files or chunks are worked on at once.",
-        defaultValue: "the active processor count",
+        defaultValue: "the CPUs this process may use: affinity and cgroup CPU quota",
         apply: { options, value, spelling throws(UsageError) in
-          guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
-            throw .invalidValue(
-              value, option: spelling, reason: "expected a whole number from 1 to 4096")
-          }
-          options.jobs = jobs
+          options.jobs = try parseJobs(value, spelling: spelling)
+        }),
+      OptionDefinition(
+        group: .compression, short: "p", long: "processes", valueLabel: "n",
+        help: "The same as --jobs (pigz's spelling).",
+        apply: { options, value, spelling throws(UsageError) in
+          options.jobs = try parseJobs(value, spelling: spelling)
         }),
       OptionDefinition(
         group: .compression, short: nil, long: "block-size", valueLabel: "size",
@@ -274,7 +292,7 @@ enum OptionTable {
       group: .reporting, short: nil, long: "progress", valueLabel: "mode",
       help:
         "auto: a live bar on a terminal, nothing otherwise; bar; plain: a line every 5 seconds, for logs; none.",
-      defaultValue: "auto",
+      defaultValue: "auto", completion: .choices(ProgressStyle.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
         guard let style = ProgressStyle(rawValue: value) else {
           throw .invalidValue(value, option: spelling, reason: "expected auto, bar, plain or none")
@@ -299,7 +317,7 @@ enum OptionTable {
       group: .diagnostics, short: nil, long: "isolation", valueLabel: "mode",
       help:
         "Where the work runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated or detached.",
-      defaultValue: "nonisolated",
+      defaultValue: "nonisolated", completion: .choices(Isolation.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
         guard let isolation = Isolation(rawValue: value) else {
           throw .invalidValue(
@@ -310,6 +328,7 @@ enum OptionTable {
     OptionDefinition(
       group: .diagnostics, short: nil, long: "task-log", valueLabel: "file",
       help: "Write the task-state log (JSON Lines) to <file>; draw it with 'squeeze timeline'.",
+      completion: .files,
       apply: { options, value, _ in options.taskLog = RawPath(value) }),
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
@@ -322,6 +341,42 @@ enum OptionTable {
         options.sampleInterval = seconds
       }),
   ]
+
+  /// Help, version, and the man page and completion scripts made from this table (the
+  /// spellings of swift-argument-parser).
+  private static let general: [OptionDefinition] = [
+    OptionDefinition(
+      group: .general, short: nil, long: "generate-completion-script", valueLabel: "shell",
+      help:
+        "Print the completion script for <shell> (bash, zsh or fish), made from these options.",
+      completion: .choices(CompletionShell.allCases.map(\.rawValue)),
+      apply: { options, value, spelling throws(UsageError) in
+        guard let shell = CompletionShell(rawValue: value) else {
+          throw .invalidValue(value, option: spelling, reason: "expected bash, zsh or fish")
+        }
+        options.request = .completionScript(shell)
+      }),
+    OptionDefinition(
+      group: .general, short: nil, long: "generate-manual",
+      help: "Print the man page (mdoc), made from these options.",
+      apply: { options, _, _ in options.request = .manual }),
+    OptionDefinition(
+      group: .general, short: nil, long: "version", help: "Show the version.",
+      apply: { options, _, _ in options.request = .version }),
+    OptionDefinition(
+      group: .general, short: "h", long: "help", help: "Show help information.",
+      apply: { options, _, _ in options.request = .help }),
+  ]
+
+  /// `-j`/`-p`'s value: a whole number from 1 to 4096.
+  ///
+  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` for anything else.
+  private static func parseJobs(_ value: String, spelling: String) throws(UsageError) -> Int {
+    guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
+      throw .invalidValue(value, option: spelling, reason: "expected a whole number from 1 to 4096")
+    }
+    return jobs
+  }
 
   /// The option with long name `name`.
   static func long(_ name: String) -> OptionDefinition? {

@@ -49,7 +49,8 @@ struct Options: Sendable, Equatable {
   var toStandardOutput = false
   /// `-k/--keep`: accepted for gzip habits (keeping is the default).
   var keep = false
-  /// `-j/--jobs`, or nil for the active processor count.
+  /// `-j/--jobs` (`-p/--processes`), or nil for the CPUs this process may use
+  /// (``CPUAllowance``, resolved once in ``RunSettings``).
   var jobs: Int? = nil
   /// `-1`…`-12`, `--level`, `--fast`, `--best`: the compression level (default 6), checked
   /// against ``engine`` once every option is read.
@@ -97,8 +98,25 @@ struct Options: Sendable, Equatable {
   /// (``Engine/defaultChunkSize``); resolved by the parser once every option is read.
   var chunkSize: Int = Engine.default.defaultChunkSize
 
+  /// `--help`, `--version`, `--generate-manual` or `--generate-completion-script`: print it
+  /// instead of running.
+  var request: InformationRequest? = nil
+
   /// True when the run reads standard input: no path, or the single path `-`.
   var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }
+}
+
+/// Something printed instead of a run: help, the version, or a document made from the
+/// option table.
+enum InformationRequest: Sendable, Equatable {
+  /// `-h`, `--help`.
+  case help
+  /// `--version`.
+  case version
+  /// `--generate-manual`: the man page.
+  case manual
+  /// `--generate-completion-script <shell>`.
+  case completionScript(CompletionShell)
 }
 
 /// What the command line asks for.
@@ -109,6 +127,10 @@ enum ParsedCommand: Sendable, Equatable {
   case help
   /// Print the version (`--version`).
   case version
+  /// Print the man page (`--generate-manual`).
+  case manual
+  /// Print a completion script (`--generate-completion-script <shell>`).
+  case completionScript(CompletionShell)
   /// `squeeze timeline`: draw a task-state log.
   case timeline(TimelineOptions)
   /// Print the help of `squeeze timeline`.

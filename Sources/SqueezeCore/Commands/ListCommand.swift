@@ -145,15 +145,19 @@ struct ListCommand {
     return text
   }
 
-  /// The same as JSON: `{"files":[...],"totals":{...}}`.
+  /// The same as JSON: `{"schema":2,"files":[...],"totals":{...}}`, where `ratio` is, as in
+  /// every object squeeze prints, compressed ÷ uncompressed (the file's bytes over what it
+  /// decompresses to; null for nothing), not the table's percent saved.
   static func json(_ entries: [Entry]) -> String {
     func object(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) -> JSONLine {
       var line = JSONLine()
       line.field("compressed", compressed)
       line.field("uncompressed", uncompressed)
-      line.field(
-        "ratio", ratio(compressed: compressed, uncompressed: uncompressed, overhead: overhead),
-        decimals: 1)
+      if uncompressed > 0 {
+        line.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
+      } else {
+        line.nullField("ratio")
+      }
       return line
     }
     var parts: [String] = []
@@ -166,7 +170,8 @@ struct ListCommand {
     let totals = object(
       entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
       entries.reduce(0) { $0 + $1.overhead })
-    return "{\"files\":[" + parts.joined(separator: ",") + "],\"totals\":"
+    return "{\"schema\":\(JSONSummary.schema),\"files\":[" + parts.joined(separator: ",")
+      + "],\"totals\":"
       + String(decoding: totals.line.dropLast(), as: UTF8.self) + "}\n"
   }
 }

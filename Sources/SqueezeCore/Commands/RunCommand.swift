@@ -5,7 +5,10 @@ import Synchronization
 /// `squeeze [options] <path>...` with files and folders: compress (the default), decompress
 /// (`-d`) or test (`-t`) them in parallel (spec §3, §4).
 struct RunCommand {
-  let options: Options
+  /// The options and the width, resolved once.
+  let runSettings: RunSettings
+  /// The command line.
+  var options: Options { runSettings.options }
 
   /// The operation the mode asks for.
   var operation: Operation {
@@ -86,8 +89,8 @@ struct RunCommand {
             _ = writeJSON(
               JSONSummary(
                 mode: options.mode, results: RunResults(), discovery: discovery,
-                jobs: options.jobs ?? Self.activeProcessorCount,
-                level: options.level, isolation: options.isolation,
+                jobs: runSettings.jobs, cpus: runSettings.cpus, level: options.level,
+                isolation: options.isolation,
                 wallSeconds: MonotonicClock.now() - startTime,
                 cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
                 dryRun: options.dryRun))
@@ -126,11 +129,11 @@ struct RunCommand {
     settings.force = options.force
     settings.usesHeaderNameAndTime = options.headerNameAndTime ?? (operation == .compress)
     settings.removesSources = options.removeSources
-    let jobs = options.jobs ?? Self.activeProcessorCount
+    let jobs = runSettings.jobs
 
     if options.dryRun {
-      let plan = DryRun(settings: settings, list: list, bases: bases)
-      let counts = plan.print(skipped: discovery.skipped, to: stderr)
+      let dryRun = DryRun(settings: settings, list: list, bases: bases)
+      let (steps, counts) = dryRun.plan(skipped: discovery.skipped)
       var written = true
       if options.json {
         var results = RunResults()
@@ -139,10 +142,16 @@ struct RunCommand {
         written = writeJSON(
           JSONSummary(
             mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-            level: options.level, isolation: options.isolation,
+            cpus: runSettings.cpus, level: options.level, isolation: options.isolation,
             wallSeconds: MonotonicClock.now() - startTime,
             cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
-            dryRun: true))
+            dryRun: true, plan: steps))
+      } else {
+        written = TextOutput.standardOutput.writeReporting(
+          DryRun.text(steps), what: "the --dry-run plan")
+      }
+      if options.verbosity > .quiet {
+        stderr.write(dryRun.summary(counts, skipped: discovery.skipped.count))
       }
       _ = diagnostics.end(files: 0, results: RunResults())
       return discovery.failures.isEmpty && written ? .success : .failure
@@ -166,7 +175,8 @@ struct RunCommand {
       style: options.verbosity == .quiet ? .none : options.progress, filesTotal: filesTotal,
       bytesTotal: list.totalBytes, startTime: startTime)
     diagnostics.begin(
-      isolation: options.isolation, jobs: jobs, level: options.level, files: filesTotal,
+      isolation: options.isolation, jobs: jobs, cpus: runSettings.cpus.count, level: options.level,
+      files: filesTotal,
       bytes: list.totalBytes, chunkSize: options.chunkSize)
     let compressor = ParallelCompressor(
       configuration: configuration, tracker: diagnostics.tracker, feed: feed, stop: stop,
@@ -201,8 +211,8 @@ struct RunCommand {
       written = writeJSON(
         JSONSummary(
           mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-          level: options.level, isolation: options.isolation, wallSeconds: wall, cpuSeconds: cpu,
-          hangs: hangs, dryRun: false))
+          cpus: runSettings.cpus, level: options.level, isolation: options.isolation,
+          wallSeconds: wall, cpuSeconds: cpu, hangs: hangs, dryRun: false))
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }
     return summary.failed > 0 || !written || !logWritten ? .failure : .success
@@ -236,13 +246,6 @@ struct RunCommand {
     _ paths: [RawPath], options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer
   ) async -> DiscoveryResult {
     Discovery.run(arguments: paths, options: options, bases: bases, namer: namer)
-  }
-
-  /// The number of processors available to this process (Foundation's
-  /// `ProcessInfo.activeProcessorCount`: online processors narrowed by the affinity mask
-  /// and cgroup quota).
-  static var activeProcessorCount: Int {
-    max(1, ProcessInfo.processInfo.activeProcessorCount)
   }
 }
 

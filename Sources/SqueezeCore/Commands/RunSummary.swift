@@ -1,5 +1,16 @@
 /// The end-of-run figures and the one-line summary (spec §3).
 struct RunSummary: Sendable {
+  /// The `-v` line of one compressed file: `a.txt: 17 B → 37 B, grew by 20 B`,
+  /// `b.txt: 1.00 MB → 300 kB, 70.0 % saved`, `c: 0 B → 20 B (empty)`.
+  static func compressedLine(_ path: RawPath, bytesIn: Int64, bytesOut: Int64) -> String {
+    let sizes = "\(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut))"
+    if bytesIn == 0 { return "\(path.displayString): \(sizes) (empty)" }
+    if bytesOut > bytesIn {
+      return "\(path.displayString): \(sizes), grew by \(ByteFormat.format(bytesOut - bytesIn))"
+    }
+    return "\(path.displayString): \(sizes), \(savedPercent(bytesIn, bytesOut)) saved"
+  }
+
   /// What the run did.
   var operation: Operation
   var results: RunResults
@@ -18,27 +29,40 @@ struct RunSummary: Sendable {
   var failed: Int { results.failed + discoveryFailures }
 
   /// `squeeze: 14 files compressed, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`,
-  /// then up-to-date, removed, skipped and failed counts when not zero, and the main actor's
-  /// worst lag and hangs.
+  /// then up-to-date, grown, removed, skipped and failed counts when not zero, and the main
+  /// actor's worst lag and hangs. A run that did nothing says `nothing compressed`, and one
+  /// whose files were all empty `2 empty files compressed`: no sizes or rate made of zeros.
   var line: String {
     var parts: [String] = []
+    let verb: String =
+      switch operation {
+      case .compress: "compressed"
+      case .decompress: "decompressed"
+      case .test: "tested OK"
+      }
     let files = results.done == 1 ? "1 file" : "\(ByteFormat.count(results.done)) files"
     let sizes = "\(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
-    let done = results.done > 0
-    switch operation {
-    case .compress:
-      parts.append(
-        done
-          ? "\(files) compressed, \(sizes) (\(savedPercent(results.bytesIn, results.bytesOut)) saved)"
-          : "\(files) compressed")
-    case .decompress:
-      parts.append(done ? "\(files) decompressed, \(sizes)" : "\(files) decompressed")
-    case .test:
-      parts.append(done ? "\(files) tested OK, \(sizes)" : "\(files) tested")
+    let uncompressed = operation == .compress ? results.bytesIn : results.bytesOut
+    if results.done == 0 {
+      parts.append(operation == .test ? "nothing tested" : "nothing \(verb)")
+    } else if uncompressed == 0 {
+      let empty =
+        results.done == 1 ? "1 empty file" : "\(ByteFormat.count(results.done)) empty files"
+      parts.append("\(empty) \(verb)")
+    } else if operation == .compress {
+      let change =
+        results.bytesOut > results.bytesIn
+        ? "grew by \(ByteFormat.format(results.bytesOut - results.bytesIn))"
+        : "\(savedPercent(results.bytesIn, results.bytesOut)) saved"
+      parts.append("\(files) \(verb), \(sizes) (\(change))")
+    } else {
+      parts.append("\(files) \(verb), \(sizes)")
     }
     parts.append(ByteFormat.seconds(wallSeconds))
-    let rate = wallSeconds > 0 ? Double(results.bytesIn) / wallSeconds : 0
-    parts.append("\(ByteFormat.format(Int64(rate)))/s")
+    if results.bytesIn > 0 && uncompressed > 0 && wallSeconds > 0 {
+      parts.append("\(ByteFormat.format(Int64(Double(results.bytesIn) / wallSeconds)))/s")
+    }
+    if results.grown > 0 { parts.append("\(ByteFormat.count(results.grown)) grew") }
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
     if results.removed > 0 {
       parts.append(

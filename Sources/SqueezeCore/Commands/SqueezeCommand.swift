@@ -18,18 +18,30 @@ public enum SqueezeCommand {
     case .success(.version):
       TextOutput.standardOutput.write("squeeze \(HelpText.version)\n")
       return ExitStatus.success.rawValue
+    case .success(.manual):
+      return print(ManualPage.render(.squeeze), what: "the man page")
+    case .success(.completionScript(let shell)):
+      return print(CompletionScript.render(.squeeze, for: shell), what: "the completion script")
     case .success(.run(let options)):
       if options.mode == .list { return await ListCommand(options: options).run().rawValue }
+      let settings = RunSettings(options: options)
       if options.toStandardOutput || options.readsStandardInput {
-        return await StreamCommand(options: options).run().rawValue
+        return await StreamCommand(settings: settings).run().rawValue
       }
-      return await RunCommand(options: options).run().rawValue
+      return await RunCommand(runSettings: settings).run().rawValue
     case .success(.timeline(let options)):
       return TimelineCommand(options: options).run().rawValue
     case .success(.timelineHelp):
       TextOutput.standardOutput.write(HelpText.timeline)
       return ExitStatus.success.rawValue
     }
+  }
+
+  /// Prints a document made from the option table on stdout (`scripts/install` redirects
+  /// it into a file, so a write that fails must fail the command).
+  private static func print(_ text: String, what: String) -> Int32 {
+    TextOutput.standardOutput.writeReporting(text, what: what)
+      ? ExitStatus.success.rawValue : ExitStatus.failure.rawValue
   }
 
   /// The process's arguments as raw bytes (names need not be UTF-8), without the program name.

@@ -5,12 +5,15 @@ import Glibc
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel.
 struct StreamCommand {
-  let options: Options
+  /// The options and the width, resolved once.
+  let settings: RunSettings
+  /// The command line.
+  var options: Options { settings.options }
   /// The folders discovery opened, shared by every input.
   private let bases = BaseDirectories()
 
-  init(options: Options) {
-    self.options = options
+  init(settings: RunSettings) {
+    self.settings = settings
   }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
@@ -18,7 +21,7 @@ struct StreamCommand {
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let stop = AtomicFlag()
-    let slots = CompressionSlots(width: options.jobs ?? RunCommand.activeProcessorCount)
+    let slots = CompressionSlots(width: settings.jobs)
     let signals = SignalHandling { _ in
       stop.set()
       slots.close()
@@ -233,8 +236,7 @@ struct StreamCommand {
         chunkSize: options.chunkSize,
         workspaces: WorkspacePool(
           engine: options.engine, level: options.level, chunkSize: options.chunkSize),
-        slots: slots,
-        window: (options.jobs ?? RunCommand.activeProcessorCount) + 1, stop: stop)
+        slots: slots, window: settings.jobs + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
       let writes = options.mode == .decompress

@@ -22,18 +22,15 @@ enum StreamCompressor {
     workspaces: WorkspacePool, slots: CompressionSlots, window: Int, stop: AtomicFlag
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let writer = DescriptorWriter(descriptor: output, display: outputName)
+    // Nothing is written before the input has been read once: one that cannot be read at
+    // all (a folder on standard input, EIO) leaves the output empty, not a lone header.
+    let first = try readChunk(input, size: chunkSize)
     try writer.write(header)
     var crc: UInt32 = 0
     var bytesIn: Int64 = 0
     var failure: FileFailure? = nil
     await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
-      var current: [UInt8]? = nil
-      do throws(FileFailure) {
-        current = try readChunk(input, size: chunkSize)
-      } catch {
-        failure = error
-        return
-      }
+      var current: [UInt8]? = first
       var dictionary: [UInt8] = []
       var started = 0
       var written = 0

@@ -44,6 +44,12 @@ struct JSONLine {
     JSONLine.appendDecimal(value, decimals: decimals, to: &bytes)
   }
 
+  /// `"name":null`.
+  mutating func nullField(_ name: StaticString) {
+    key(name)
+    bytes.append(contentsOf: Array("null".utf8))
+  }
+
   /// `"name":true`.
   mutating func field(_ name: StaticString, _ value: Bool) {
     key(name)

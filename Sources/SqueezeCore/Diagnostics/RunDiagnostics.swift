@@ -30,14 +30,16 @@ final class RunDiagnostics: Sendable {
   }
 
   /// Writes the `start` event and starts sampling.
+  ///
+  /// - Parameter cpus: the CPUs this process may use (``CPUAllowance/count``).
   func begin(
-    isolation: Isolation, jobs: Int, level: CompressionLevel, files: Int, bytes: Int64,
+    isolation: Isolation, jobs: Int, cpus: Int, level: CompressionLevel, files: Int, bytes: Int64,
     chunkSize: Int
   ) {
     guard let log else { return }
     log.start(
       version: HelpText.version, isolation: isolation, jobs: jobs, level: level,
-      cpus: RunCommand.activeProcessorCount, files: files, bytes: bytes, chunkSize: chunkSize)
+      cpus: cpus, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)
     self.sampler.withLock { $0 = sampler }

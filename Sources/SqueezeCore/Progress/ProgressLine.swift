@@ -30,31 +30,55 @@ enum ProgressLine {
     }
   }
 
-  /// The bar: `[####      ] 1,234/5,678 files  56.7 MB/120 MB  35.2 MB/s  ETA 0:12`, cut to
-  /// fit in `columns - 1` columns (the last column stays free so the terminal never wraps).
+  /// The bar: `[####      ] 1,234/5,678 files  56.7 MB/120 MB  35.2 MB/s  ETA 0:12`, within
+  /// `columns - 1` columns (the last column stays free so the terminal never wraps).
+  ///
+  /// On a narrow terminal whole fields are dropped, never cut: first the bar, then the
+  /// throughput, the bytes, and the ETA; the file count goes last (then a bare percentage,
+  /// then nothing). A number on screen is always the whole number.
   static func bar(_ totals: Totals, columns: Int) -> String {
+    let width = columns - 1
     let fraction =
       totals.bytesTotal > 0
       ? min(1, Double(totals.bytesDone) / Double(totals.bytesTotal))
       : (totals.filesTotal > 0 ? Double(totals.filesDone) / Double(totals.filesTotal) : 1)
-    let details = self.details(totals, separator: "  ")
+    var fields = self.fields(totals)
+    var details = fields.map(\.text).joined(separator: "  ")
     // The bar's width depends on the terminal only, so it does not jump as the figures grow.
-    let room = columns - 1 - reservedForDetails - 3
-    var line = ""
+    let room = width - reservedForDetails - 2
     if room >= 10 {
-      let width = min(room, 30)
-      let filled = Int((fraction * Double(width)).rounded(.down))
-      line =
-        "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        + "] "
+      let barWidth = min(room, 30)
+      let filled = Int((fraction * Double(barWidth)).rounded(.down))
+      let bar =
+        "[" + String(repeating: "#", count: filled)
+        + String(repeating: " ", count: barWidth - filled) + "] "
+      if bar.count + details.count <= width { return bar + details }
     }
-    line += details
-    if line.count > columns - 1 { line = String(line.prefix(max(0, columns - 1))) }
-    return line
+    for dropped in [Field.rate, .bytes, .eta] where details.count > width {
+      fields.removeAll { $0.field == dropped }
+      details = fields.map(\.text).joined(separator: "  ")
+    }
+    if details.count <= width { return details }
+    let percent = "\(Int((fraction * 100).rounded(.down))) %"
+    return percent.count <= width ? percent : ""
   }
 
   /// Columns kept for the figures after the bar (their usual width, with room to grow).
   static let reservedForDetails = 64
+
+  /// The figures of a progress line.
+  private enum Field {
+    case files, bytes, rate, eta
+  }
+
+  /// The figures, in display order.
+  private static func fields(_ totals: Totals) -> [(field: Field, text: String)] {
+    let files = "\(ByteFormat.count(totals.filesDone))/\(ByteFormat.count(totals.filesTotal)) files"
+    let bytes = "\(ByteFormat.format(totals.bytesDone))/\(ByteFormat.format(totals.bytesTotal))"
+    let rate = "\(ByteFormat.format(Int64(totals.bytesPerSecond)))/s"
+    let eta = "ETA " + (totals.secondsLeft.map(ByteFormat.clock) ?? "--:--")
+    return [(.files, files), (.bytes, bytes), (.rate, rate), (.eta, eta)]
+  }
 
   /// One `--progress plain` line: `squeeze: 1,234/5,678 files, 56.7 MB/120 MB, 35.2 MB/s, ETA 0:12`.
   static func plain(_ totals: Totals) -> String {
@@ -62,10 +86,6 @@ enum ProgressLine {
   }
 
   private static func details(_ totals: Totals, separator: String) -> String {
-    let files = "\(ByteFormat.count(totals.filesDone))/\(ByteFormat.count(totals.filesTotal)) files"
-    let bytes = "\(ByteFormat.format(totals.bytesDone))/\(ByteFormat.format(totals.bytesTotal))"
-    let rate = "\(ByteFormat.format(Int64(totals.bytesPerSecond)))/s"
-    let eta = "ETA " + (totals.secondsLeft.map(ByteFormat.clock) ?? "--:--")
-    return [files, bytes, rate, eta].joined(separator: separator)
+    fields(totals).map(\.text).joined(separator: separator)
   }
 }

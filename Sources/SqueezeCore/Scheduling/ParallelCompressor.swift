@@ -91,6 +91,8 @@ actor ParallelCompressor {
 
   /// What happened to each file so far.
   private var results = RunResults()
+  /// Read-only file systems met so far, each reported once.
+  private var readOnly = ReadOnlyFileSystems()
   /// Finished files' outcomes on their way to ``results``.
   nonisolated let outcomes = OutcomeChannel()
 
@@ -437,12 +439,15 @@ actor ParallelCompressor {
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
+      let compressing = configuration.settings.operation == .compress
+      let grew = compressing && bytesIn > 0 && bytesOut > bytesIn
+      if grew { results.grown += 1 }
       if verbose {
-        let sizes = "\(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut))"
         feed.message(
-          configuration.settings.operation == .compress
-            ? "\(path.displayString): \(sizes), \(savedPercent(bytesIn, bytesOut)) saved"
-            : "\(path.displayString): \(sizes) → \(output.path.displayString)")
+          compressing
+            ? RunSummary.compressedLine(path, bytesIn: bytesIn, bytesOut: bytesOut)
+            : "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)) → \(output.path.displayString)"
+        )
       }
       switch removal {
       case nil, .alreadyGone:
@@ -464,7 +469,7 @@ actor ParallelCompressor {
         }
       case .failed(let error):
         results.failures.append((path, .cannotRemove(error)))
-        feed.message("squeeze: \(path.displayString): \(FileFailure.cannotRemove(error))")
+        message(for: .cannotRemove(error), file: index, path: path)
       }
     case .upToDate(let bytes):
       results.upToDate += 1
@@ -483,7 +488,19 @@ actor ParallelCompressor {
     case .failed(let failure):
       results.failures.append((path, failure))
       feed.fileDone(failed: true)
-      feed.message("squeeze: \(path.displayString): \(failure)")
+      message(for: failure, file: index, path: path)
+    }
+  }
+
+  /// Prints a file's failure, or one message for all the failures on a read-only file
+  /// system.
+  private func message(for failure: FileFailure, file index: Int, path: RawPath) {
+    switch readOnly.report(
+      failure, path: path, sourceDevice: configuration.list.files[index].device)
+    {
+    case .notReadOnly: feed.message("squeeze: \(path.displayString): \(failure)")
+    case .first(let message): feed.message(message)
+    case .alreadyReported: break
     }
   }
 

@@ -10,6 +10,9 @@ struct RunResults: Sendable {
   var bytesIn: Int64 = 0
   /// Output bytes of the files done (uncompressed bytes for `-t`).
   var bytesOut: Int64 = 0
+  /// Files whose output is larger than their (non-empty) source: incompressible or tiny
+  /// files, compressing. Counted in the summary and named under `-v`.
+  var grown = 0
   /// Source bytes of the up-to-date files.
   var bytesUpToDate: Int64 = 0
   /// Sources removed (`--rm`).

@@ -112,7 +112,24 @@ import Testing
     (arguments: ["--rm", "-k", "x"], error: .conflict("--rm", "--keep")),
     (arguments: ["-t", "--rm", "x"], error: .conflict("--rm", "--test")),
     (arguments: ["a", "-", "b"], error: .standardInputAmongPaths),
-    (arguments: ["--dry-run"], error: .missingArgument("<path> ...")),
+    (
+      arguments: ["--dry-run"],
+      error: .needsPath(
+        option: "--dry-run",
+        reason:
+          "with none, standard input is compressed to standard output; there are no files to plan"
+      )
+    ),
+    (
+      arguments: ["--one-file-sytem", "x"],
+      error: .unknownOption("--one-file-sytem", suggestion: "--one-file-system")
+    ),
+    (arguments: ["--jbos=2", "x"], error: .unknownOption("--jbos", suggestion: "--jobs")),
+    (
+      arguments: ["-p", "0", "x"],
+      error: .invalidValue(
+        "0", option: "--processes <n>", reason: "expected a whole number from 1 to 4096")
+    ),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
@@ -154,7 +171,8 @@ import Testing
     #expect(String(jobs.prefix(26)) == "  -j, --jobs <n>          ")
     let unwrapped = help.split(separator: "\n").map { $0.trimmingPrefix(while: { $0 == " " }) }
       .joined(separator: " ")
-    #expect(unwrapped.contains("(default: the active processor count)"))
+    #expect(
+      unwrapped.contains("(default: the CPUs this process may use: affinity and cgroup CPU quota)"))
     #expect(unwrapped.contains("(default: 6)"))
   }
 }
@@ -218,8 +236,118 @@ import Testing
     #expect(
       CommandLineParser.parse(["timeline", "a.jsonl"])
         == .success(.timeline(TimelineOptions(log: "a.jsonl", output: nil))))
-    #expect(CommandLineParser.parse(["timeline"]) == .failure(.missingArgument("<task-log>")))
-    #expect(CommandLineParser.parse(["timeline", "a", "b"]) == .failure(.unexpectedArgument("b")))
+    #expect(
+      CommandLineParser.parse(["timeline"])
+        == .failure(.inTimeline(.noArguments(.missingArgument("<task-log>")))))
+    #expect(
+      CommandLineParser.parse(["timeline", "-o", "a.svg"])
+        == .failure(.inTimeline(.missingArgument("<task-log>"))))
+    #expect(
+      CommandLineParser.parse(["timeline", "a", "b"])
+        == .failure(.inTimeline(.unexpectedArgument("b"))))
+    #expect(
+      CommandLineParser.parse(["timeline", "--outptu", "a.svg", "a"])
+        == .failure(.inTimeline(.unknownOption("--outptu", suggestion: "--output"))))
     #expect(CommandLineParser.parse(["timeline", "--help"]) == .success(.timelineHelp))
+  }
+}
+
+@Suite struct UsageMessageTests {
+  @Test func gzipModePrecedenceLetListWinOverTestAndBothOverDecompress() throws {
+    // gzip 1.12: -l wins over -t, both over -d, in any order.
+    let cases: [(arguments: [String], mode: Options.Mode)] = [
+      (["-d", "-t", "x"], .test), (["-t", "-d", "x"], .test), (["-dt", "x"], .test),
+      (["-d", "-l", "x"], .list), (["-l", "-d", "x"], .list),
+      (["-t", "-l", "x"], .list), (["-l", "-t", "x"], .list), (["-dtl", "x"], .list),
+    ]
+    for (arguments, mode) in cases {
+      guard case .success(.run(let options)) = CommandLineParser.parse(arguments) else {
+        Issue.record("\(arguments) did not parse")
+        continue
+      }
+      #expect(options.mode == mode, "\(arguments)")
+    }
+  }
+
+  @Test func processesIsPigzsSpellingOfJobs() throws {
+    for arguments in [["-p", "3", "x"], ["-p3", "x"], ["--processes=3", "x"]] {
+      guard case .success(.run(let options)) = CommandLineParser.parse(arguments) else {
+        Issue.record("\(arguments) did not parse")
+        continue
+      }
+      #expect(options.jobs == 3)
+    }
+  }
+
+  @Test(arguments: [
+    (typed: "--versoin", suggestion: "--version"),
+    (typed: "--decompres", suggestion: "--decompress"),
+    (typed: "--jbos", suggestion: "--jobs"),
+    (typed: "--quite", suggestion: "--quiet"),
+  ])
+  func aMistypedLongOptionSuggestsTheNearest(typed: String, suggestion: String) {
+    #expect(
+      CommandLineParser.parse([typed, "x"])
+        == .failure(.unknownOption(typed, suggestion: suggestion)))
+    #expect(
+      HelpText.usageError(.unknownOption(typed, suggestion: suggestion)).hasPrefix(
+        "Error: Unknown option '\(typed)'. Did you mean '\(suggestion)'?\nUsage: "))
+  }
+
+  @Test func farOffNamesAndShortOptionsGetNoSuggestion() {
+    #expect(
+      CommandLineParser.parse(["--frobnicate", "x"]) == .failure(.unknownOption("--frobnicate")))
+    #expect(CommandLineParser.parse(["-Z", "x"]) == .failure(.unknownOption("-Z")))
+  }
+
+  @Test func editDistanceIsLevenshteins() {
+    #expect("kitten".editDistance(to: "sitting") == 3)
+    #expect("".editDistance(to: "abc") == 3)
+    #expect("--version".editDistance(to: "--versoin") == 2)
+    #expect("same".editDistance(to: "same") == 0)
+  }
+
+  @Test func timelineWithNoArgumentsPrintsTheErrorThenItsWholeHelp() {
+    guard case .failure(let error) = CommandLineParser.parse(["timeline"]) else {
+      Issue.record("expected a usage error")
+      return
+    }
+    #expect(
+      HelpText.usageError(error)
+        == "Error: Missing expected argument '<task-log>'\n\n" + HelpText.timeline)
+  }
+
+  @Test func timelineErrorsShowTheTimelinesUsageAndHelpLine() {
+    guard case .failure(let error) = CommandLineParser.parse(["timeline", "-o", "a.svg"]) else {
+      Issue.record("expected a usage error")
+      return
+    }
+    #expect(
+      HelpText.usageError(error) == """
+        Error: Missing expected argument '<task-log>'
+        Help:  <task-log>  A log written by 'squeeze --task-log <file>'.
+        Usage: squeeze timeline <task-log> [--output <file>]
+          See 'squeeze timeline --help' for more information.
+
+        """)
+  }
+
+  @Test func jsonWithNoPathSaysWhyItNeedsOne() {
+    guard case .failure(let error) = CommandLineParser.parse(["--json"]) else {
+      Issue.record("expected a usage error")
+      return
+    }
+    let text = HelpText.usageError(error)
+    #expect(
+      text.hasPrefix(
+        "Error: '--json' needs a <path>: with none, standard input is compressed to standard output, where the JSON summary would be mixed into the data\nHelp:  <path>  Files and folders"
+      ))
+    #expect(text.hasSuffix("See 'squeeze --help' for more information.\n"))
+  }
+
+  @Test func anInvalidValueNamesTheOptionsHelp() {
+    let text = HelpText.usageError(
+      .invalidValue("x", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096"))
+    #expect(text.contains("\nHelp:  --jobs <n>  How many files or chunks are worked on at once.\n"))
   }
 }

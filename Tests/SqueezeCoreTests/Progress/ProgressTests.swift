@@ -114,3 +114,104 @@ import Testing
     #expect(forced.display == .bar, "--progress bar draws it wherever stderr goes")
   }
 }
+
+@Suite struct NarrowBarTests {
+  static let cases: [ProgressLine.Totals] = [
+    ProgressLine.Totals(
+      filesDone: 1234, filesTotal: 5678, bytesDone: 56_700_000, bytesTotal: 120_000_000,
+      elapsed: 1.5),
+    ProgressLine.Totals(
+      filesDone: 0, filesTotal: 1, bytesDone: 3, bytesTotal: 3, elapsed: 0.004),
+    ProgressLine.Totals(
+      filesDone: 123_456, filesTotal: 1_234_567, bytesDone: 987_654_321_000,
+      bytesTotal: 999_999_999_999, elapsed: 4000),
+  ]
+
+  /// Every field the line can show, whole.
+  static func fields(_ totals: ProgressLine.Totals) -> Set<String> {
+    Set(ProgressLine.plain(totals).dropFirst("squeeze: ".count).components(separatedBy: ", "))
+  }
+
+  @Test(arguments: Array(1...100))
+  func aNarrowTerminalDropsWholeFieldsAndNeverCutsANumber(columns: Int) {
+    for totals in Self.cases {
+      let line = ProgressLine.bar(totals, columns: columns)
+      #expect(line.count <= max(0, columns - 1), "\(columns): \(line)")
+      var details = line
+      if details.hasPrefix("["), let end = details.firstIndex(of: "]") {
+        details = String(details[details.index(end, offsetBy: 2)...])
+      }
+      guard !details.isEmpty else { continue }
+      if details.hasSuffix(" %") && !details.contains("files") {
+        #expect(Int(details.dropLast(2)) != nil, "a whole percentage: \(details)")
+        continue
+      }
+      for field in details.components(separatedBy: "  ") {
+        #expect(Self.fields(totals).contains(field), "\(columns) columns: cut field '\(field)'")
+      }
+      #expect(details.contains(" files"), "the file count stays longest: \(details)")
+    }
+  }
+
+  @Test func fiftyColumnsKeepTheETAWhole() {
+    let totals = ProgressLine.Totals(
+      filesDone: 1234, filesTotal: 5678, bytesDone: 56_700_000, bytesTotal: 120_000_000,
+      elapsed: 1.5)
+    #expect(ProgressLine.bar(totals, columns: 50) == "1,234/5,678 files  56.7 MB/120 MB  ETA 0:02")
+    #expect(ProgressLine.bar(totals, columns: 30) == "1,234/5,678 files  ETA 0:02")
+    #expect(ProgressLine.bar(totals, columns: 12) == "47 %")
+    #expect(ProgressLine.bar(totals, columns: 3) == "")
+  }
+}
+
+@Suite struct RunSummaryTests {
+  static func summary(
+    _ operation: Operation, done: Int, bytesIn: Int64, bytesOut: Int64, upToDate: Int = 0,
+    grown: Int = 0
+  ) -> String {
+    var results = RunResults()
+    results.done = done
+    results.bytesIn = bytesIn
+    results.bytesOut = bytesOut
+    results.upToDate = upToDate
+    results.grown = grown
+    return RunSummary(
+      operation: operation, results: results, skipped: 0, discoveryFailures: 0,
+      wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport()
+    ).line
+  }
+
+  @Test func idleAndEmptyRunsSayWhatHappenedWithoutZeros() {
+    #expect(
+      Self.summary(.compress, done: 0, bytesIn: 0, bytesOut: 0, upToDate: 3).hasPrefix(
+        "squeeze: nothing compressed, 0.500 s, 3 up to date;"))
+    #expect(
+      Self.summary(.compress, done: 1, bytesIn: 0, bytesOut: 20).hasPrefix(
+        "squeeze: 1 empty file compressed, 0.500 s;"))
+    #expect(
+      Self.summary(.decompress, done: 2, bytesIn: 40, bytesOut: 0).hasPrefix(
+        "squeeze: 2 empty files decompressed, 0.500 s;"))
+    #expect(
+      Self.summary(.test, done: 0, bytesIn: 0, bytesOut: 0).hasPrefix(
+        "squeeze: nothing tested, 0.500 s;"))
+  }
+
+  @Test func grownFilesAreCountedAndAGrownTotalIsNotANegativeSaving() {
+    let line = Self.summary(.compress, done: 2, bytesIn: 100, bytesOut: 150, grown: 2)
+    #expect(
+      line.hasPrefix(
+        "squeeze: 2 files compressed, 100 B → 150 B (grew by 50 B), 0.500 s, 200 B/s, 2 grew;"))
+    #expect(
+      Self.summary(.compress, done: 1, bytesIn: 1000, bytesOut: 300).hasPrefix(
+        "squeeze: 1 file compressed, 1.00 kB → 300 B (70.0 % saved), 0.500 s, 2.00 kB/s;"))
+  }
+
+  @Test func verboseLinesNameGrownAndEmptyFiles() {
+    #expect(
+      RunSummary.compressedLine("a", bytesIn: 2, bytesOut: 30) == "a: 2 B → 30 B, grew by 28 B")
+    #expect(RunSummary.compressedLine("e", bytesIn: 0, bytesOut: 20) == "e: 0 B → 20 B (empty)")
+    #expect(
+      RunSummary.compressedLine("t", bytesIn: 1000, bytesOut: 300)
+        == "t: 1.00 kB → 300 B, 70.0 % saved")
+  }
+}
