@@ -112,6 +112,8 @@ import Testing
     #expect(object["mode"] as? String == "compress")
     #expect(object["isolation"] as? String == "nonisolated")
     #expect((object["level"] as? NSNumber)?.intValue == 6)
+    #expect(object["engine"] as? String == "fast")
+    #expect((object["blockSize"] as? NSNumber)?.intValue == 1 << 20, "the fast engine's chunk size")
     #expect((object["bytesIn"] as? NSNumber)?.intValue == 5000)
     for key in [
       "bytesOut", "ratio", "wallSeconds", "cpuSeconds", "jobs", "hangs", "microhangs", "worstLagMs",

@@ -1,4 +1,5 @@
 import Foundation
+import SqueezeEngines
 
 /// `--json`: one JSON object on stdout at the end of a run (schema in README.md, "--json").
 struct JSONSummary {
@@ -14,6 +15,10 @@ struct JSONSummary {
   /// The CPUs this process may use (`cpus`, `affinityCPUs`, `cgroupQuotaCPUs`).
   let cpus: CPUAllowance
   let level: CompressionLevel
+  /// `--engine`.
+  let engine: Engine
+  /// The chunk size used, in bytes (`--block-size`, or the engine's default).
+  let blockSize: Int
   let isolation: Isolation
   let wallSeconds: Double
   let cpuSeconds: Double
@@ -82,6 +87,8 @@ struct JSONSummary {
       "affinityCPUs": cpus.affinityCPUs,
       "cgroupQuotaCPUs": cpus.quota.map { Self.rounded($0.cpus, 3) } ?? NSNull(),
       "level": Int(level.value),
+      "engine": engine.rawValue,
+      "blockSize": blockSize,
       "isolation": isolation.rawValue,
       "hangs": hangs.hangs,
       "microhangs": hangs.microhangs,

@@ -90,6 +90,7 @@ struct RunCommand {
               JSONSummary(
                 mode: options.mode, results: RunResults(), discovery: discovery,
                 jobs: runSettings.jobs, cpus: runSettings.cpus, level: options.level,
+                engine: options.engine, blockSize: options.chunkSize,
                 isolation: options.isolation,
                 wallSeconds: MonotonicClock.now() - startTime,
                 cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
@@ -142,7 +143,8 @@ struct RunCommand {
         written = writeJSON(
           JSONSummary(
             mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-            cpus: runSettings.cpus, level: options.level, isolation: options.isolation,
+            cpus: runSettings.cpus, level: options.level, engine: options.engine,
+            blockSize: options.chunkSize, isolation: options.isolation,
             wallSeconds: MonotonicClock.now() - startTime,
             cpuSeconds: MonotonicClock.processCPUSeconds() - startCPU, hangs: HangReport(),
             dryRun: true, plan: steps))
@@ -176,7 +178,7 @@ struct RunCommand {
       bytesTotal: list.totalBytes, startTime: startTime)
     diagnostics.begin(
       isolation: options.isolation, jobs: jobs, cpus: runSettings.cpus.count, level: options.level,
-      files: filesTotal,
+      engine: options.engine, files: filesTotal,
       bytes: list.totalBytes, chunkSize: options.chunkSize)
     let compressor = ParallelCompressor(
       configuration: configuration, tracker: diagnostics.tracker, feed: feed, stop: stop,
@@ -211,7 +213,8 @@ struct RunCommand {
       written = writeJSON(
         JSONSummary(
           mode: options.mode, results: results, discovery: discovery, jobs: jobs,
-          cpus: runSettings.cpus, level: options.level, isolation: options.isolation,
+          cpus: runSettings.cpus, level: options.level, engine: options.engine,
+            blockSize: options.chunkSize, isolation: options.isolation,
           wallSeconds: wall, cpuSeconds: cpu, hangs: hangs, dryRun: false))
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }

@@ -1,3 +1,4 @@
+import SqueezeEngines
 import Synchronization
 
 /// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report
@@ -33,12 +34,12 @@ final class RunDiagnostics: Sendable {
   ///
   /// - Parameter cpus: the CPUs this process may use (``CPUAllowance/count``).
   func begin(
-    isolation: Isolation, jobs: Int, cpus: Int, level: CompressionLevel, files: Int, bytes: Int64,
-    chunkSize: Int
+    isolation: Isolation, jobs: Int, cpus: Int, level: CompressionLevel, engine: Engine,
+    files: Int, bytes: Int64, chunkSize: Int
   ) {
     guard let log else { return }
     log.start(
-      version: HelpText.version, isolation: isolation, jobs: jobs, level: level,
+      version: HelpText.version, isolation: isolation, jobs: jobs, level: level, engine: engine,
       cpus: cpus, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)

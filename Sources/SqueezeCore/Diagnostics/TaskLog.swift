@@ -1,3 +1,4 @@
+import SqueezeEngines
 import Glibc
 import Synchronization
 
@@ -171,7 +172,8 @@ final class TaskLog: TaskEventSink, Sendable {
 
   /// `{"event":"start",...}`: what the run is.
   func start(
-    version: String, isolation: Isolation, jobs: Int, level: CompressionLevel, cpus: Int,
+    version: String, isolation: Isolation, jobs: Int, level: CompressionLevel, engine: Engine,
+    cpus: Int,
     files: Int, bytes: Int64, chunkSize: Int
   ) {
     var line = JSONLine()
@@ -181,6 +183,7 @@ final class TaskLog: TaskEventSink, Sendable {
     line.field("isolation", isolation.rawValue)
     line.field("jobs", jobs)
     line.field("level", Int(level.value))
+    line.field("engine", engine.rawValue)
     line.field("cpus", cpus)
     line.field("files", files)
     line.field("bytes", bytes)

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import SqueezeEngines
 import Testing
 
 @testable import SqueezeCore
@@ -54,8 +55,8 @@ import Testing
     let path = folder.url("run.jsonl")
     let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
     log.start(
-      version: "1", isolation: .actor, jobs: 4, level: .default, cpus: 2, files: 3, bytes: 99,
-      chunkSize: 131072)
+      version: "1", isolation: .actor, jobs: 4, level: .default, engine: .zlib, cpus: 2,
+      files: 3, bytes: 99, chunkSize: 131072)
     var counters = TaskCounters.Snapshot()
     counters.running = 1
     counters.enqueued = 2
@@ -74,7 +75,7 @@ import Testing
     }
     let expectedKeys: [String: Set<String>] = [
       "start": [
-        "event", "t", "version", "isolation", "jobs", "level", "cpus", "files", "bytes",
+        "event", "t", "version", "isolation", "jobs", "level", "engine", "cpus", "files", "bytes",
         "blockSize",
       ],
       "sample": [
