@@ -11,6 +11,10 @@ import Testing
 ///   depended on the pieces (fixed: zlib's consumed count gives the exact position).
 /// - crash-a7f6cc29…: garbage after a member; its position counted the bytes of a partial
 ///   header already taken (fixed: the position is where the garbage starts).
+/// - crash-f9bf6e20…: a distance before the start of the data. ISA-L's error position is
+///   where it stopped reading, up to 8 bytes past the fault, and so depends on the pieces
+///   (12009 or 12017): with the fast engine the fault must not depend on them, the position
+///   may (zlib's stays exact).
 @Suite struct GzipReaderRegressionTests {
   static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
@@ -49,6 +53,11 @@ import Testing
     }
   }
 
+  /// The wording of an outcome's fault, up to its first colon ("error corrupt deflate data").
+  static func fault(_ outcome: String) -> Substring {
+    outcome.prefix { $0 != ":" }
+  }
+
   @Test func thereAreSavedInputs() {
     #expect(Self.inputs.count >= 2)
   }
@@ -56,9 +65,18 @@ import Testing
   @Test(arguments: Engine.allCases, inputs)
   func decodingDoesNotDependOnThePieces(engine: Engine, name: String) throws {
     let bytes = Array(try Data(contentsOf: Self.folder.appendingPathComponent(name)))
-    let whole = Self.outcome(bytes, engine: engine) { _ in bytes.count }
-    #expect(Self.outcome(bytes, engine: engine) { 1 + $0 % 7 } == whole, "\(name)")
-    #expect(Self.outcome(bytes, engine: engine) { _ in 4096 } == whole, "\(name)")
-    #expect(Self.outcome(bytes, engine: engine) { _ in 1 } == whole, "\(name)")
+    // The outcome, or with ISA-L its fault: the wording up to the position's colon.
+    func comparable(_ outcome: String) -> Substring {
+      engine == .zlib ? outcome[...] : outcome.prefix { $0 != "," }
+    }
+    let whole = comparable(Self.outcome(bytes, engine: engine) { _ in bytes.count })
+    #expect(comparable(Self.outcome(bytes, engine: engine) { 1 + $0 % 7 }) == whole, "\(name)")
+    #expect(comparable(Self.outcome(bytes, engine: engine) { _ in 4096 }) == whole, "\(name)")
+    #expect(comparable(Self.outcome(bytes, engine: engine) { _ in 1 }) == whole, "\(name)")
+    // Both engines find the same fault.
+    let other: Engine = engine == .zlib ? .fast : .zlib
+    #expect(
+      Self.fault(Self.outcome(bytes, engine: engine) { _ in 4096 })
+        == Self.fault(Self.outcome(bytes, engine: other) { _ in 4096 }), "\(name)")
   }
 }
