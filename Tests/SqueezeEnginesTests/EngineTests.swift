@@ -226,3 +226,51 @@ func inflate(
     #expect(CRC32.combine(first.value, second.value, secondLength: 60_003) == reference)
   }
 }
+
+@Suite struct IncompressibleDataTests {
+  @Test("stored blocks decode to the data, with and without the sync marker", arguments: [0, 1, 65_535, 65_536, 200_000])
+  func storedBlocksRoundTrip(length: Int) throws {
+    let data = TestData.random(length, seed: UInt64(length) + 5)
+    for isLast in [true, false] {
+      var output = [UInt8](repeating: 0, count: StoredBlocks.size(ofLength: length, isLast: isLast))
+      let written = try #require(
+        data.withUnsafeBytes { raw in
+          output.withUnsafeMutableBytes { StoredBlocks.write(raw, isLast: isLast, into: $0) }
+        })
+      #expect(written == output.count)
+      if isLast {
+        #expect(try zlibInflate(output) == data)
+      } else {
+        #expect(Array(output.suffix(4)) == SyncMarker.bytes)
+        // A non-final chunk followed by an empty final block is a complete stream.
+        #expect(try zlibInflate(output + [0x03, 0x00]) == data)
+      }
+    }
+    // Too small a buffer is refused, never overrun.
+    var small = [UInt8](repeating: 0, count: max(0, StoredBlocks.size(ofLength: length, isLast: true) - 1))
+    #expect(data.withUnsafeBytes { raw in small.withUnsafeMutableBytes { StoredBlocks.write(raw, isLast: true, into: $0) } } == nil)
+  }
+
+  @Test func theProbeStoresRandomDataAndDeflatesText() throws {
+    let probe = try IncompressibleProbe()
+    let random = TestData.random(1 << 20, seed: 9)
+    let text = TestData.text(1 << 20, seed: 9)
+    // Random bytes whose runs repeat within the window deflate well: never stored.
+    let repeated = Array((0..<64).map { _ in TestData.random(16 << 10, seed: 3) }.joined())
+    #expect(random.withUnsafeBytes { probe.isIncompressible($0) })
+    #expect(!text.withUnsafeBytes { probe.isIncompressible($0) })
+    #expect(!repeated.withUnsafeBytes { probe.isIncompressible($0) })
+    // Short chunks are not probed.
+    #expect(!random[..<(60 << 10)].withUnsafeBytes { probe.isIncompressible($0) })
+  }
+
+  @Test func theFastEngineStoresIncompressibleChunksAndZlibDoesNot() throws {
+    let random = TestData.random(3 << 20, seed: 19)
+    let fast = try deflateInChunks(random, engine: .fast, chunkSize: 1 << 20)
+    let zlib = try deflateInChunks(random, engine: .zlib, chunkSize: 1 << 20)
+    #expect(try zlibInflate(fast) == random)
+    #expect(fast.count == 3 * StoredBlocks.size(ofLength: 1 << 20, isLast: false) - 5)
+    #expect(fast[0] == 0, "a stored, non-final block starts the stream")
+    #expect(try zlibInflate(zlib) == random)
+  }
+}
