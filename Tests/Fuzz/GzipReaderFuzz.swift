@@ -84,7 +84,8 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     results[engine] = whole
   }
   if let fast = results[.fast], let zlib = results[.zlib],
-    fault(of: fast.outcome) != fault(of: zlib.outcome) || fast.bytes != zlib.bytes
+    fault(of: fast.outcome) != fault(of: zlib.outcome)
+      || (fast.outcome.hasPrefix("ok") && fast.bytes != zlib.bytes)
   {
     fputs("engines disagree: fast \(fast.outcome); zlib \(zlib.outcome)\n", stderr)
     fatalError("the engines disagree")
