@@ -393,7 +393,8 @@ import Testing
     #expect(result.status == 0, "\(result.stderrText)")
     // gzip, ISA-L's igzip and squeeze itself restore it.
     for reader in ["gzip -dc", "igzip -dc", "\(Shell.quote(SqueezeBinary.path)) -dc"] {
-      let compare = try Shell.sh("\(reader) \(Shell.quote(path + ".gz")) | cmp - \(Shell.quote(path))")
+      let compare = try Shell.sh(
+        "\(reader) \(Shell.quote(path + ".gz")) | cmp - \(Shell.quote(path))")
       #expect(
         compare.status == 0,
         "\(reader) gives identical bytes: \(compare.stdoutText) \(compare.stderrText)")

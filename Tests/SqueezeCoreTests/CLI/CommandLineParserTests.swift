@@ -59,7 +59,8 @@ import Testing
     #expect(try options(["-11", "x"]).level == CompressionLevel(11))
     #expect(try options(["-12", "x"]).level == CompressionLevel(12))
     let combined = try options(["-v12f", "x"])
-    #expect(combined.level == CompressionLevel(12) && combined.verbosity == .verbose && combined.force)
+    #expect(
+      combined.level == CompressionLevel(12) && combined.verbosity == .verbose && combined.force)
     #expect(try options(["--fast", "x"]).level == .fastest)
     #expect(try options(["--best", "x"]).level == .best)
   }
@@ -100,8 +101,13 @@ import Testing
     (arguments: ["--level=13", "x"], error: .invalidLevel(13)),
     (arguments: ["-0", "x"], error: .invalidLevel(0)),
     (arguments: ["-13", "x"], error: .invalidLevel(13)),
-    (arguments: ["--level", "11", "--engine", "zlib", "x"], error: .levelNeedsOtherEngine(11, engine: .zlib)),
-    (arguments: ["--engine", "zlib", "-10", "x"], error: .levelNeedsOtherEngine(10, engine: .zlib)),
+    (
+      arguments: ["--level", "11", "--engine", "zlib", "x"],
+      error: .levelNeedsOtherEngine(11, engine: .zlib)
+    ),
+    (
+      arguments: ["--engine", "zlib", "-10", "x"], error: .levelNeedsOtherEngine(10, engine: .zlib)
+    ),
     (
       arguments: ["--engine", "lzma", "x"],
       error: .invalidValue("lzma", option: "--engine <engine>", reason: "expected fast or zlib")
