@@ -110,7 +110,7 @@ import Testing
     let before = (try FileManager.default.subpathsOfDirectory(atPath: folder.path)).sorted()
     let inodes = before.map { ReRunAndRemoveTests.identity(folder.url($0)) }
     let result = try SqueezeBinary.run([
-      "--dry-run", "--rm", "-o", folder.url("mirror"), folder.url("in"),
+      "--dry-run", "--rm", "-o", folder.url("mirror"), folder.url("in/"),
     ])
     #expect(result.status == 0)
     // The plan is the result, on stdout; its summary is a message, on stderr.
@@ -118,13 +118,14 @@ import Testing
       result.stdoutText.contains(
         "would compress: \(folder.url("in/a.txt")) → \(folder.url("mirror/a.txt.gz"))\n"))
     #expect(result.stdoutText.contains("would remove: \(folder.url("in/b.txt"))\n"))
+    // A mirror wraps a compressed name instead of skipping it.
     #expect(
       result.stdoutText.contains(
-        "would skip: \(folder.url("in/a.txt.gz")) (already has a compressed suffix)\n"))
+        "would compress: \(folder.url("in/a.txt.gz")) → \(folder.url("mirror/a.txt.gz.gz"))\n"))
     #expect(!result.stdoutText.contains("squeeze:"))
     #expect(
       result.stderrText
-        == "squeeze: dry run: 2 would be compressed, 0 up to date, 1 skipped, 2 would be removed; nothing was changed\n"
+        == "squeeze: dry run: 3 would be compressed, 0 up to date, 0 skipped, 3 would be removed; nothing was changed\n"
     )
     let after = (try FileManager.default.subpathsOfDirectory(atPath: folder.path)).sorted()
     #expect(before == after)

@@ -125,7 +125,17 @@ struct MirrorDeletion {
     var next: [Int] = []
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let name = entry.name
-      if TemporaryNamer.isTemporary(name) || kept.contains(name) { continue }
+      if TemporaryNamer.isTemporary(name) {
+        // A killed run's: removed (never a live run's, see TemporaryNamer).
+        if !dryRun,
+          let opened = try? FileDescriptor.open(
+            path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+        {
+          _ = TemporaryCleaner.removeIfStale(name, in: opened.rawValue, namer: namer)
+        }
+        continue
+      }
+      if kept.contains(name) { continue }
       if path.isEmpty && name == ArchiveMarker.name { continue }
       let child = RelativeLocation(base: base, directory: path, name: name)
       guard let status = try? child.entryStatus() else { continue }

@@ -136,6 +136,17 @@ import Testing
       error: .invalidValue(
         "0", option: "--processes <n>", reason: "expected a whole number from 1 to 4096")
     ),
+    (arguments: ["--delete", "x"], error: .requires("--delete", "--output")),
+    (arguments: ["--delete", "-d", "-o", "m", "x"], error: .conflict("--delete", "--decompress")),
+    (arguments: ["--delete", "-c", "x"], error: .conflict("--delete", "--stdout")),
+    (arguments: ["--delete", "-t", "x"], error: .conflict("--delete", "--test")),
+    (arguments: ["--delete", "-l", "x"], error: .conflict("--delete", "--list")),
+    (arguments: ["--delete", "--rm", "-o", "m", "x"], error: .conflict("--delete", "--rm")),
+    (
+      arguments: ["--delete", "--shard", "1/2", "-o", "m", "x"],
+      error: .conflict("--delete", "--shard")
+    ),
+    (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
