@@ -13,8 +13,9 @@ public struct TreeSnapshot: Sendable {
     public var permissions: UInt32
     /// Modification time in nanoseconds since the epoch.
     public var modified: Int
-    /// Owner and group ids.
+    /// Owner id.
     public var owner: UInt32
+    /// Group id.
     public var group: UInt32
     /// A link's target bytes.
     public var target: [UInt8]?
@@ -23,6 +24,7 @@ public struct TreeSnapshot: Sendable {
     /// For a file with several names in the tree: the first of them (in byte order).
     public var firstName: [UInt8]?
 
+    /// One line for a failing test's message.
     public var description: String {
       let target = self.target.map { " -> \(String(decoding: $0, as: UTF8.self))" } ?? ""
       let group = firstName.map { " linked with \(String(decoding: $0, as: UTF8.self))" } ?? ""
@@ -33,8 +35,11 @@ public struct TreeSnapshot: Sendable {
 
   /// What a re-run must leave alone.
   public struct Identity: Sendable, Equatable {
+    /// `st_ino`.
     public var inode: UInt
+    /// `st_ctime` in nanoseconds since the epoch.
     public var changed: Int
+    /// `st_mtime` in nanoseconds since the epoch.
     public var modified: Int
   }
 
@@ -87,7 +92,7 @@ public struct TreeSnapshot: Sendable {
   }
 
   /// What differs from `other`, one line per entry (empty when the trees are equal), leaving
-  /// out entries of the kinds in `ignoring` and what `fields` says not to compare.
+  /// out entries of the kinds in `ignoring` (and the root itself unless `comparingRoot`).
   public func differences(
     from other: TreeSnapshot, ignoringKinds ignoring: Set<String> = [],
     comparingRoot: Bool = true
