@@ -38,8 +38,10 @@ import Testing
 
   @Test func smallFilesFinishWhileTheLargestGoFirst() throws {
     let folder = TemporaryFolder("counter-moves")
-    for index in 0..<2 {
-      try folder.write("S/big\(index).txt", TestData.text(12 << 20, seed: UInt64(index)))
+    // Several big files: before, small files started only once the last big one had started
+    // all its chunks, long after the first had finished.
+    for index in 0..<4 {
+      try folder.write("S/big\(index).txt", TestData.text(5 << 20, seed: UInt64(index)))
     }
     for index in 0..<200 {
       try folder.write("S/small\(index).txt", TestData.text(2000, seed: UInt64(index)))
