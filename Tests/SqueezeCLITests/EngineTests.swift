@@ -174,7 +174,7 @@ import Testing
       #expect((json["maxRunning"] as? NSNumber)?.intValue ?? 0 >= 2, "\(mode): \(end)")
     }
     #expect(try folder.read("out-d/big.txt") == bytes)
-    let gzipMade = try SqueezeBinary.run(["-d", "-o", folder.url("restored"), folder.url("gzip")])
+    let gzipMade = try SqueezeBinary.run(["-d", "-o", folder.url("restored"), folder.url("gzip/")])
     #expect(gzipMade.status == 0, "\(gzipMade.stderrText)")
     #expect(try folder.read("restored/big.txt") == bytes)
   }
@@ -226,7 +226,7 @@ import Testing
       let out = folder.url("out-\(isolation)-\(jobs)")
       let result = try SqueezeBinary.run([
         "--engine", engine, "--isolation", isolation, "-j", jobs, "--block-size", "256K", "-o",
-        out, folder.url("in"),
+        out, folder.url("in/"),
       ])
       #expect(result.status == 0, "\(isolation) -j \(jobs): \(result.stderrText)")
       let outputs = try ConcurrencyStagesTests.outputs(in: out)
