@@ -157,8 +157,8 @@ import Testing
     let plan = try #require(object["plan"] as? [[String: String]])
     #expect(
       plan.sorted { $0["path"]! < $1["path"]! } == [
+        // a.txt.gz is a.txt's output: counted once, as a.txt's, not also as a skip.
         ["action": "upToDate", "path": folder.url("in/a.txt")],
-        ["action": "skip", "path": folder.url("in/a.txt.gz"), "reason": "alreadyCompressed"],
         [
           "action": "compress", "path": folder.url("in/b.txt"),
           "output": folder.url("in/b.txt.gz"),
@@ -166,7 +166,7 @@ import Testing
         ["action": "skip", "path": folder.url("in/c.gz"), "reason": "alreadyCompressed"],
       ])
     #expect(
-      result.stderrText.contains("squeeze: dry run: 1 would be compressed, 1 up to date, 2 skipped")
+      result.stderrText.contains("squeeze: dry run: 1 would be compressed, 1 up to date, 1 skipped")
     )
   }
 }
