@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 /// syncfs(2): commit the file system containing fd to disk.
@@ -43,6 +44,14 @@ static inline long squeeze_sched_getaffinity(void *mask, unsigned long size) {
   return syscall(SYS_sched_getaffinity, 0, size, mask);
 }
 
+/// clock_gettime(CLOCK_REALTIME_COARSE): the clock the kernel stamps file times with
+/// (current_time()), so a file changed after this call never has an earlier ctime.
+static inline struct timespec squeeze_coarse_realtime(void) {
+  struct timespec now = {0, 0};
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  return now;
+}
+
 /// The width of the terminal on fd in columns, or 0 when fd is not a terminal.
 static inline int squeeze_terminal_columns(int fd) {
   struct winsize size;
@@ -51,7 +60,15 @@ static inline int squeeze_terminal_columns(int fd) {
 }
 
 static const unsigned int SQUEEZE_RENAME_NOREPLACE = RENAME_NOREPLACE;
+static const unsigned int SQUEEZE_RENAME_EXCHANGE = RENAME_EXCHANGE;
 static const unsigned long long SQUEEZE_RESOLVE_NO_SYMLINKS = RESOLVE_NO_SYMLINKS;
+/// O_PATH (a descriptor that only names a folder, for *at calls): glibc shows it only with
+/// _GNU_SOURCE, so its value comes from the kernel's asm-generic/fcntl.h otherwise.
+#ifdef O_PATH
+static const int SQUEEZE_O_PATH = O_PATH;
+#else
+static const int SQUEEZE_O_PATH = 010000000;
+#endif
 static const unsigned long long SQUEEZE_RESOLVE_BENEATH = RESOLVE_BENEATH;
 static const unsigned long long SQUEEZE_RESOLVE_NO_MAGICLINKS = RESOLVE_NO_MAGICLINKS;
 

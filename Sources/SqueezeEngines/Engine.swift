@@ -82,7 +82,8 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
     guard levels.contains(level) else {
       throw EngineError(
         library: self == .fast ? .libdeflate : .zlib, code: 0,
-        detail: "compression level \(level) is outside \(levels.lowerBound) to \(levels.upperBound)")
+        detail: "compression level \(level) is outside \(levels.lowerBound) to \(levels.upperBound)"
+      )
     }
     switch self {
     case .fast: return try LibdeflateDeflater(level: level)

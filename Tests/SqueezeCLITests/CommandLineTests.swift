@@ -83,21 +83,23 @@ import Testing
     #expect(version.stdoutText.hasPrefix("squeeze "))
   }
 
-  @Test func outputMirrorsEachArgumentRelativeToItself() throws {
+  @Test func outputMapsArgumentsAsRsyncDoes() throws {
     let folder = TemporaryFolder("mirror")
     try folder.write("a/x.txt", text: "x")
     try folder.write("a/sub/y.txt", text: "y")
     try folder.write("b/z.txt", text: "z")
     try folder.write("c/single.txt", text: "s")
+    // a: the folder itself; b/: its contents; c/single.txt: the file at the top.
     let result = try SqueezeBinary.run([
-      "-o", folder.url("out/deep"), folder.url("a"), folder.url("b"), folder.url("c/single.txt"),
+      "-o", folder.url("out/deep"), folder.url("a"), folder.url("b/"),
+      folder.url("c/single.txt"),
     ])
     #expect(result.status == 0, "\(result.stderrText)")
     #expect(
       TemporaryFolder.files(in: folder.url("out")) == [
-        "deep/single.txt.gz", "deep/sub/y.txt.gz", "deep/x.txt.gz", "deep/z.txt.gz",
+        "deep/a/sub/y.txt.gz", "deep/a/x.txt.gz", "deep/single.txt.gz", "deep/z.txt.gz",
       ])
-    #expect(try SystemGzip.decompress(folder.url("out/deep/sub/y.txt.gz")) == Array("y".utf8))
+    #expect(try SystemGzip.decompress(folder.url("out/deep/a/sub/y.txt.gz")) == Array("y".utf8))
     #expect(
       !FileManager.default.fileExists(atPath: folder.url("a/x.txt.gz")),
       "nothing written beside the sources")
@@ -109,7 +111,10 @@ import Testing
     try folder.write("a/same.txt", text: "from a")
     try folder.write("b/same.txt", text: "from b")
     try folder.write("b/other.txt", text: "other")
-    let result = try SqueezeBinary.run(["-o", folder.url("out"), folder.url("a"), folder.url("b")])
+    // Both folders' contents go to the top of the mirror, as with rsync a/ b/ out.
+    let result = try SqueezeBinary.run([
+      "-o", folder.url("out"), folder.url("a/"), folder.url("b/"),
+    ])
     #expect(result.status == 1)
     #expect(
       result.stderrText.contains(
@@ -145,10 +150,13 @@ import Testing
       try folder.write("in/d\(index % 5)/f\(index)", TestData.text(2000 + index))
     }
     #expect(try SqueezeBinary.run(["-j", "4", folder.url("in")]).status == 0)
-    #expect(try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in")]).status == 0)
+    #expect(try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in/")]).status == 0)
     let everything = (try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []
     #expect(everything.filter { $0.contains(".squeeze-") }.isEmpty)
-    #expect(everything.filter { $0.hasSuffix(".gz") }.count == 100)
+    // 50 beside the sources, 50 in the mirror, and the mirror's wrapped copies of the 50
+    // beside the sources.
+    #expect(everything.filter { $0.hasSuffix(".gz") && !$0.hasSuffix(".gz.gz") }.count == 100)
+    #expect(everything.filter { $0.hasSuffix(".gz.gz") }.count == 50)
   }
 
   @Test func anUnreadableFileFailsAloneWhenRunUnprivileged() throws {

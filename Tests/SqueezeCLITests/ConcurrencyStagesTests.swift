@@ -34,7 +34,8 @@ import Testing
       let log = folder.url("\(isolation.rawValue).jsonl")
       let result = try SqueezeBinary.run([
         "-j", "4", "--block-size", "32K", "--isolation", isolation.rawValue, "--task-log", log,
-        "--sample-interval", "1ms", "-o", folder.url("out-\(isolation.rawValue)"), folder.url("in"),
+        "--sample-interval", "1ms", "-o", folder.url("out-\(isolation.rawValue)"),
+        folder.url("in/"),
       ])
       #expect(result.status == 0, "\(isolation): \(result.stderrText)")
       let data = try TaskLogData.parse(Array(try Data(contentsOf: URL(fileURLWithPath: log))))
@@ -74,7 +75,7 @@ import Testing
     _ = try Self.makeFolder(folder)
     let log = folder.url("run.jsonl")
     #expect(
-      try SqueezeBinary.run(["--task-log", log, "-o", folder.url("out"), folder.url("in")]).status
+      try SqueezeBinary.run(["--task-log", log, "-o", folder.url("out"), folder.url("in/")]).status
         == 0)
     let drawn = try SqueezeBinary.run(["timeline", log])
     #expect(drawn.status == 0, "\(drawn.stderrText)")
@@ -116,7 +117,7 @@ import Testing
     let data = TestData.text(50_000, seed: 3)
     try folder.write("in/data.txt", data)
     let refused = try SqueezeBinary.run([
-      "--task-log", folder.url("in/data.txt"), "-o", folder.url("out"), folder.url("in"),
+      "--task-log", folder.url("in/data.txt"), "-o", folder.url("out"), folder.url("in/"),
     ])
     #expect(refused.status == 1)
     #expect(
@@ -128,7 +129,7 @@ import Testing
     // -f replaces it, and the run does not compress its own log.
     let forced = try SqueezeBinary.run([
       "-f", "-v", "--task-log", folder.url("in/data.txt"), "-o", folder.url("out"),
-      folder.url("in"),
+      folder.url("in/"),
     ])
     #expect(forced.status == 0, "\(forced.stderrText)")
     #expect(try folder.read("in/data.txt").starts(with: Array(#"{"event":"start""#.utf8)))
@@ -174,7 +175,7 @@ import Testing
     let log = folder.url("run.jsonl")
     let result = try SqueezeBinary.run([
       "-9", "-j", "1", "--isolation", "main-actor", "--task-log", log, "-o", folder.url("out"),
-      folder.url("in"),
+      folder.url("in/"),
     ]) { pid in
       // Killed as soon as the log has reached the disk (within about a second of the start),
       // long before the run could end.
@@ -283,7 +284,7 @@ import Testing
     for jobs in ["1", "2", "4", "7"] {
       let out = folder.url("out-\(jobs)")
       let result = try SqueezeBinary.run([
-        "-j", jobs, "--block-size", "64K", "-o", out, folder.url("in"),
+        "-j", jobs, "--block-size", "64K", "-o", out, folder.url("in/"),
       ])
       #expect(result.status == 0, "\(result.stderrText)")
       outputs.append(try folder.read("out-\(jobs)/big.txt.gz"))

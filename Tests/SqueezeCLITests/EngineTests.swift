@@ -28,7 +28,10 @@ import Testing
     ("gzip -d", "gzip -dc \"$1\""),
     ("pigz -d", "pigz -dc \"$1\""),
     ("zcat", "zcat \"$1\""),
-    ("python gzip", "python3 -c 'import gzip,sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' \"$1\""),
+    (
+      "python gzip",
+      "python3 -c 'import gzip,sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' \"$1\""
+    ),
     ("libdeflate-gunzip", "libdeflate-gunzip -c \"$1\""),
     ("igzip -d", "igzip -dc \"$1\""),
     ("rapidgzip", "\"$RAPIDGZIP\" -d -c \"$1\""),
@@ -53,7 +56,8 @@ import Testing
       let gz = folder.url("in/\(file.name).gz")
       for reader in Self.readers {
         let run = try Shell.run(
-          "/bin/sh", ["-c", "RAPIDGZIP=\(Shell.quote(Self.rapidgzip)); " + reader.command, "sh", gz])
+          "/bin/sh",
+          ["-c", "RAPIDGZIP=\(Shell.quote(Self.rapidgzip)); " + reader.command, "sh", gz])
         #expect(run.status == 0, "\(reader.name) on \(file.name): \(run.stderrText)")
         #expect(run.stdout == file.bytes, "\(reader.name) restores \(file.name)")
       }
@@ -101,7 +105,9 @@ import Testing
   static func writeFixedFixture(in folder: TemporaryFolder) throws {
     for file in fixture(chunkSize: 128 << 10) {
       let path = try folder.write("in/\(file.name)", file.bytes)
-      var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+      var times = [
+        timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0),
+      ]
       #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
     }
   }
@@ -153,7 +159,8 @@ import Testing
     let bytes = TestData.text(24 << 20, seed: 31)
     try folder.write("in/big.txt", bytes)
     #expect(try SqueezeBinary.run(["-o", folder.url("gz"), folder.url("in/big.txt")]).status == 0)
-    try folder.write("gzip/big.txt.gz", try Shell.run("/bin/gzip", ["-6", "-c"], input: bytes).stdout)
+    try folder.write(
+      "gzip/big.txt.gz", try Shell.run("/bin/gzip", ["-6", "-c"], input: bytes).stdout)
     for mode in ["-d", "-t"] {
       let log = folder.url("restore\(mode).jsonl")
       let output = mode == "-d" ? ["-o", folder.url("out\(mode)")] : []
@@ -167,7 +174,7 @@ import Testing
       #expect((json["maxRunning"] as? NSNumber)?.intValue ?? 0 >= 2, "\(mode): \(end)")
     }
     #expect(try folder.read("out-d/big.txt") == bytes)
-    let gzipMade = try SqueezeBinary.run(["-d", "-o", folder.url("restored"), folder.url("gzip")])
+    let gzipMade = try SqueezeBinary.run(["-d", "-o", folder.url("restored"), folder.url("gzip/")])
     #expect(gzipMade.status == 0, "\(gzipMade.stderrText)")
     #expect(try folder.read("restored/big.txt") == bytes)
   }
@@ -207,7 +214,8 @@ import Testing
   func outputsAreIdenticalAcrossStagesAndJobs(engine: String) throws {
     let folder = TemporaryFolder("stages-\(engine)")
     for index in 0..<12 {
-      try folder.write("in/small-\(index).txt", TestData.text(700 + index * 900, seed: UInt64(index)))
+      try folder.write(
+        "in/small-\(index).txt", TestData.text(700 + index * 900, seed: UInt64(index)))
     }
     try folder.write("in/big.txt", TestData.text(3 << 20, seed: 41))
     // Incompressible chunks the fast engine stores, between compressible ones.
@@ -223,7 +231,7 @@ import Testing
       let out = folder.url("out-\(isolation)-\(jobs)")
       let result = try SqueezeBinary.run([
         "--engine", engine, "--isolation", isolation, "-j", jobs, "--block-size", "256K", "-o",
-        out, folder.url("in"),
+        out, folder.url("in/"),
       ])
       #expect(result.status == 0, "\(isolation) -j \(jobs): \(result.stderrText)")
       let outputs = try ConcurrencyStagesTests.outputs(in: out)
@@ -268,7 +276,9 @@ import Testing
     ]
     for engine in Self.engines {
       let out = folder.url("out-\(engine)")
-      let result = try SqueezeBinary.run(["--engine", engine, "-d", "-j", "2", "-o", out, folder.url("gz/")])
+      let result = try SqueezeBinary.run([
+        "--engine", engine, "-d", "-j", "2", "-o", out, folder.url("gz/"),
+      ])
       #expect(result.status == 0, "\(engine): \(result.stderrText)")
       for (name, bytes) in expected {
         #expect(try folder.read("out-\(engine)/\(name)") == bytes, "\(engine) restores \(name)")

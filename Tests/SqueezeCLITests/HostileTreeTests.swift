@@ -47,7 +47,7 @@ import Testing
     }
     let tooLong = Array(repeating: UInt8(ascii: "L"), count: 255)
     try Self.writeRaw(folder.url("in"), name: tooLong, contents: Array("long".utf8))
-    let compressed = try SqueezeBinary.run(["-o", folder.url("gz"), folder.url("in")])
+    let compressed = try SqueezeBinary.run(["-o", folder.url("gz"), folder.url("in/")])
     #expect(compressed.status == 1, "only the 255-byte name fails")
     #expect(
       compressed.stderrText.contains(
@@ -55,7 +55,7 @@ import Testing
     #expect(
       compressed.stderrText.contains("bad\\xff\\xfe.txt") == false, "no failure for the others")
     #expect(Self.rawNames(folder.url("gz")) == Set(names.map { $0 + Array(".gz".utf8) }))
-    let restored = try SqueezeBinary.run(["-d", "-o", folder.url("back"), folder.url("gz")])
+    let restored = try SqueezeBinary.run(["-d", "-o", folder.url("back"), folder.url("gz/")])
     #expect(restored.status == 0, "\(restored.stderrText)")
     #expect(Self.rawNames(folder.url("back")) == Set(names))
     let listing = try SqueezeBinary.run(["-l", folder.url("gz")])
@@ -87,9 +87,9 @@ import Testing
         """, path, component,
       ])
     #expect(result.status == 0, "\(result.stderrText)")
-    let compressed = try SqueezeBinary.run(["-o", folder.url("gz"), path])
+    let compressed = try SqueezeBinary.run(["-o", folder.url("gz"), path + "/"])
     #expect(compressed.status == 0, "\(compressed.stderrText)")
-    let restored = try SqueezeBinary.run(["-d", "-o", folder.url("back"), folder.url("gz")])
+    let restored = try SqueezeBinary.run(["-d", "-o", folder.url("back"), folder.url("gz/")])
     #expect(restored.status == 0, "\(restored.stderrText)")
     let check = try Shell.run(
       "/usr/bin/python3",
@@ -113,7 +113,7 @@ import Testing
     try folder.write("in/real.txt", Array("real".utf8))
     symlink("/etc/passwd", folder.url("in/passwd"))
     symlink("/etc", folder.url("in/etc"))
-    let result = try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in")])
+    let result = try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in/")])
     #expect(result.status == 0)
     #expect(TemporaryFolder.files(in: folder.url("out")) == ["real.txt.gz"])
   }
@@ -127,7 +127,7 @@ import Testing
     symlink("a/file.txt", folder.url("in/alias.txt"))  // the same file again
     symlink(folder.url("outside/far.txt"), folder.url("in/far-link.txt"))
     let result = try SqueezeBinary.run([
-      "--follow-symlinks", "-v", "-o", folder.url("out"), folder.url("in"),
+      "--follow-symlinks", "-v", "-o", folder.url("out"), folder.url("in/"),
     ])
     #expect(result.status == 0, "\(result.stderrText)")
     let outputs = TemporaryFolder.files(in: folder.url("out"))
@@ -164,7 +164,7 @@ import Testing
       try folder.write("in/f\(index).txt", TestData.text(2000, seed: UInt64(index)))
     }
     for round in 0..<3 {
-      let result = try SqueezeBinary.run(["-v", "-o", folder.url("in/backup"), folder.url("in")])
+      let result = try SqueezeBinary.run(["-v", "-o", folder.url("in/backup"), folder.url("in/")])
       #expect(result.status == 0, "round \(round): \(result.stderrText)")
     }
     let files = TemporaryFolder.files(in: folder.url("in/backup"))
@@ -181,7 +181,7 @@ import Testing
     try folder.write("in/one.txt", Array("shared bytes".utf8))
     link(folder.url("in/one.txt"), folder.url("in/two.txt"))
     let result = try SqueezeBinary.run([
-      "-o", folder.url("out"), folder.url("in"), folder.url("in/one.txt"),
+      "-o", folder.url("out"), folder.url("in/"), folder.url("in/one.txt"),
     ])
     #expect(result.status == 0, "\(result.stderrText)")
     #expect(TemporaryFolder.files(in: folder.url("out")) == ["one.txt.gz", "two.txt.gz"])

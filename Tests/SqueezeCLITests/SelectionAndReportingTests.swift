@@ -46,7 +46,7 @@ import Testing
     var seen: [String: Int] = [:]
     for shard in 1...3 {
       let out = folder.url("out\(shard)")
-      let result = try SqueezeBinary.run(["--shard", "\(shard)/3", "-o", out, folder.url("in")])
+      let result = try SqueezeBinary.run(["--shard", "\(shard)/3", "-o", out, folder.url("in/")])
       #expect(result.status == 0)
       let files = TemporaryFolder.files(in: out)
       #expect(files.count > 250 && files.count < 420, "shard \(shard) has \(files.count)")
@@ -56,7 +56,7 @@ import Testing
     #expect(seen.values.allSatisfy { $0 == 1 })
     // Stable: the same shard picks the same files again.
     let again = try SqueezeBinary.run([
-      "--shard", "2/3", "--dry-run", "-o", folder.url("out2"), folder.url("in"),
+      "--shard", "2/3", "--dry-run", "-o", folder.url("out2"), folder.url("in/"),
     ])
     #expect(
       again.stderrText.contains("would be compressed")
@@ -92,7 +92,7 @@ import Testing
     try folder.makeFolder("in/mnt")
     let script = """
       mount -t tmpfs none \(Shell.quote(folder.url("in/mnt"))) && echo inside > \(Shell.quote(folder.url("in/mnt/inner.txt"))) && \
-      \(Shell.quote(SqueezeBinary.path)) --one-file-system -v -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in")))
+      \(Shell.quote(SqueezeBinary.path)) --one-file-system -v -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in/")))
       """
     let result = try Shell.run("/usr/bin/unshare", ["-m", "/bin/sh", "-c", script])
     #expect(result.status == 0, "\(result.stderrText)")
@@ -141,7 +141,7 @@ import Testing
     try folder.makeFolder("readonly")
     chmod(folder.url("readonly"), 0o555)
     let result = try SqueezeBinary.runAsNobody(
-      binary, ["-o", folder.url("readonly/out"), folder.url("in")])
+      binary, ["-o", folder.url("readonly/out"), folder.url("in/")])
     #expect(result.status == 1)
     let lines = result.stderrText.split(separator: "\n")
     #expect(lines.count == 1, "one message, not one per file: \(result.stderrText)")
@@ -150,7 +150,7 @@ import Testing
         "cannot create output folder '\(folder.url("readonly/out"))': Permission denied"))
     // --json still reports the settings the run had.
     let json = try SqueezeBinary.runAsNobody(
-      binary, ["--json", "-j", "3", "-o", folder.url("readonly/out"), folder.url("in")])
+      binary, ["--json", "-j", "3", "-o", folder.url("readonly/out"), folder.url("in/")])
     #expect(json.status == 1)
     let object = try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any]
     #expect(object?["jobs"] as? Int == 3, "\(json.stdoutText)")
@@ -160,7 +160,7 @@ import Testing
     let folder = TemporaryFolder("verbose-skip")
     try folder.write("in/a.txt", text: "a")
     let result = try SqueezeBinary.run([
-      "-v", "-o", folder.url("out"), "/dev/null", folder.url("in"),
+      "-v", "-o", folder.url("out"), "/dev/null", folder.url("in/"),
     ])
     #expect(result.status == 0)
     let mentions = result.stderrText.split(separator: "\n").filter { $0.contains("/dev/null") }
@@ -172,7 +172,7 @@ import Testing
     for index in 0..<20 { try folder.write("in/f\(index).txt", TestData.text(3_000 + index)) }
     func run(_ style: String) throws -> String {
       let result = try SqueezeBinary.run(
-        ["--progress", style, "-f", "-o", folder.url("out-\(style)"), folder.url("in")])
+        ["--progress", style, "-f", "-o", folder.url("out-\(style)"), folder.url("in/")])
       #expect(result.status == 0, "\(result.stderrText)")
       return result.stderrText
     }
@@ -202,7 +202,7 @@ import Testing
     ] {
       #expect(help.contains(option), "\(option) missing from --help")
     }
-    #expect(help.contains("$ squeeze -o /backup/photos /home/me/photos"))
+    #expect(help.contains("$ squeeze -o /backup/photos /home/me/photos/"))
     #expect(help.contains("--older-than 1d --rm"))
     #expect(help.contains("$ squeeze -d "))
   }

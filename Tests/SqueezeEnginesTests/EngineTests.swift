@@ -34,7 +34,9 @@ func deflateInChunks(_ data: [UInt8], engine: Engine, level: Int = 6, chunkSize:
 /// Inflates a complete raw deflate stream with zlib (the reference reader).
 func zlibInflate(_ stream: [UInt8]) throws -> [UInt8] {
   var z = z_stream()
-  guard squeeze_inflateInit2(&z, -15) == Z_OK else { throw EngineError(library: .zlib, code: -1, detail: "init") }
+  guard squeeze_inflateInit2(&z, -15) == Z_OK else {
+    throw EngineError(library: .zlib, code: -1, detail: "init")
+  }
   defer { inflateEnd(&z) }
   var result: [UInt8] = []
   var input = stream
@@ -53,7 +55,8 @@ func zlibInflate(_ stream: [UInt8]) throws -> [UInt8] {
     }
   }
   guard code == Z_STREAM_END, z.avail_in == 0 else {
-    throw EngineError(library: .zlib, code: code, detail: "inflate ended with \(code), \(z.avail_in) left")
+    throw EngineError(
+      library: .zlib, code: code, detail: "inflate ended with \(code), \(z.avail_in) left")
   }
   return result
 }
@@ -104,7 +107,9 @@ func inflate(
     var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
     let produced = try data.withUnsafeBytes { raw in
       try output.withUnsafeMutableBytes { out in
-        try deflater.deflate(chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: false, into: out)
+        try deflater.deflate(
+          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: false,
+          into: out)
       }
     }
     #expect(Array(output[(produced - 4)..<produced]) == SyncMarker.bytes)
@@ -115,12 +120,17 @@ func inflate(
     let deflater = try #require(try Engine.fast.makeDeflater(level: level) as? LibdeflateDeflater)
     _ = deflater
     let locator = FinalBlockLocator()
-    for (index, data) in [TestData.text(150_000, seed: UInt64(level) + 42), TestData.random(70_000), [], [7], Array(repeating: 0, count: 100_000)].enumerated() {
+    for (index, data) in [
+      TestData.text(150_000, seed: UInt64(level) + 42), TestData.random(70_000), [], [7],
+      Array(repeating: 0, count: 100_000),
+    ].enumerated() {
       let compressor = try Engine.fast.makeDeflater(level: level)
       var output = [UInt8](repeating: 0, count: compressor.bound(chunkLength: data.count))
       let produced = try data.withUnsafeBytes { raw in
         try output.withUnsafeMutableBytes { out in
-          try compressor.deflate(chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: true, into: out)
+          try compressor.deflate(
+            chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: true,
+            into: out)
         }
       }
       let location = try output[..<produced].withUnsafeBytes { try locator.locate($0) }
@@ -138,9 +148,13 @@ func inflate(
     #expect(throws: EngineError.self) {
       try stream[..<(stream.count / 2)].withUnsafeBytes { _ = try locator.locate($0) }
     }
-    #expect(throws: EngineError.self) { try [UInt8]([0xff]).withUnsafeBytes { _ = try locator.locate($0) } }
+    #expect(throws: EngineError.self) {
+      try [UInt8]([0xff]).withUnsafeBytes { _ = try locator.locate($0) }
+    }
     // A reserved block type.
-    #expect(throws: EngineError.self) { try [UInt8]([0x07, 0, 0]).withUnsafeBytes { _ = try locator.locate($0) } }
+    #expect(throws: EngineError.self) {
+      try [UInt8]([0x07, 0, 0]).withUnsafeBytes { _ = try locator.locate($0) }
+    }
   }
 
   @Test(
@@ -164,7 +178,9 @@ func inflate(
     var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
     let produced = try data.withUnsafeBytes { raw in
       try output.withUnsafeMutableBytes { out in
-        try deflater.deflate(chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: false, into: out)
+        try deflater.deflate(
+          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: false,
+          into: out)
       }
     }
     let inflater = try engine.makeInflater()

@@ -187,14 +187,17 @@ extension CommandDocumentation {
       examples: [
         ("Compress a folder beside its files, with a progress bar:", "squeeze ./photos"),
         (
-          "Back up a folder into a mirror of .gz files from cron (silent unless something fails; re-runs only compress what changed):",
-          "squeeze -o /backup/photos /home/me/photos"
+          "Back up a folder into a mirror of .gz files from cron (silent unless something fails; re-runs only compress what changed; the trailing slash puts its contents in the mirror, as with rsync):",
+          "squeeze -o /backup/photos /home/me/photos/"
         ),
         (
           "Rotate logs: compress those untouched for a day and remove the originals:",
           "squeeze --older-than 1d --rm --exclude '*.pid' /var/log/app"
         ),
-        ("Restore a mirror into another folder:", "squeeze -d -o /restore /backup/photos"),
+        (
+          "Restore a mirror into another folder:",
+          "squeeze -d -o /restore/photos /backup/photos/"
+        ),
         (
           "Streams, as with gzip:",
           "tar c dir | squeeze > dir.tar.gz; squeeze -dc dir.tar.gz | tar t"

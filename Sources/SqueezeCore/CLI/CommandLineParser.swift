@@ -136,6 +136,7 @@ enum CommandLineParser {
       if let modeFlag { return .conflict("--dry-run", modeFlag) }
     }
     if options.json && options.toStandardOutput { return .conflict("--json", "--stdout") }
+    if let conflict = deleteConflict(in: options) { return conflict }
     // The task log follows the scheduler's tasks: streams, listings and dry runs have none.
     if options.taskLog != nil {
       if options.toStandardOutput { return .conflict("--task-log", "--stdout") }
@@ -168,6 +169,21 @@ enum CommandLineParser {
     if options.taskLog != nil {
       return ("--task-log", "\(stream) as one stream, which has no tasks to log")
     }
+    return nil
+  }
+
+  /// `--delete` prunes a mirror being compressed into, and nothing else: `-n` outputs carry
+  /// no name to match, `--rm` would delete the only copy, shards would prune each other.
+  static func deleteConflict(in options: Options) -> UsageError? {
+    guard options.deletes else { return nil }
+    if options.mode == .decompress { return .conflict("--delete", "--decompress") }
+    if options.mode == .test { return .conflict("--delete", "--test") }
+    if options.mode == .list { return .conflict("--delete", "--list") }
+    if options.toStandardOutput { return .conflict("--delete", "--stdout") }
+    if options.removeSources { return .conflict("--delete", "--rm") }
+    if options.shard != nil { return .conflict("--delete", "--shard") }
+    if options.headerNameAndTime == false { return .conflict("--delete", "--no-name") }
+    if options.output == nil { return .requires("--delete", "--output") }
     return nil
   }
 

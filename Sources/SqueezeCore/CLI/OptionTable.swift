@@ -88,7 +88,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: "o", long: "output", valueLabel: "dir",
       help:
-        "Write outputs under <dir>, mirroring each argument relative to itself, instead of beside each file.",
+        "Write outputs under <dir> instead of beside each file, as rsync maps arguments: <dir>/x/ for a/x, x's contents in <dir> for a/x/.",
       completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {
@@ -124,6 +124,11 @@ enum OptionTable {
       help:
         "Remove each original once its output is on disk under its final name, its folder synced, and verified by decompressing it.",
       apply: { options, _, _ in options.removeSources = true }),
+    OptionDefinition(
+      group: .output, short: nil, long: "delete",
+      help:
+        "With --output: remove outputs, links and folders squeeze mirrored whose source is gone, once the new outputs are on disk; never foreign files, nothing after a walk error.",
+      apply: { options, _, _ in options.deletes = true }),
     OptionDefinition(
       group: .output, short: nil, long: "dry-run",
       help: "Print what would be compressed, skipped and removed; change nothing.",

@@ -72,6 +72,8 @@ struct Options: Sendable, Equatable {
   var oneFileSystem = false
   /// `--rm`: remove each source once its output is durable and verified.
   var removeSources = false
+  /// `--delete`: with `-o`, prune the mirror of entries whose source is gone.
+  var deletes = false
   /// `--include` patterns (repeatable): when any is given, only files matching one are taken.
   var includes: [String] = []
   /// `--exclude` patterns (repeatable): matching files and folders are left out.

@@ -21,6 +21,8 @@ indirect enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
   case needsPath(option: String, reason: String)
   /// Two options that cannot go together.
   case conflict(String, String)
+  /// An option that needs another one.
+  case requires(String, String)
   /// An extra positional argument.
   case unexpectedArgument(String)
   /// `-` (standard input) next to other paths without `-c`.
@@ -47,6 +49,7 @@ indirect enum UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     case .missingArgument(let argument): "Missing expected argument '\(argument)'"
     case .needsPath(let option, let reason): "'\(option)' needs a <path>: \(reason)"
     case .conflict(let first, let second): "'\(first)' cannot be used with '\(second)'"
+    case .requires(let first, let second): "'\(first)' requires '\(second)'"
     case .unexpectedArgument(let argument): "Unexpected argument '\(argument)'"
     case .standardInputAmongPaths:
       "'-' (standard input) can be given with other paths only with '--stdout'"

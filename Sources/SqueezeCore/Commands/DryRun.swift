@@ -1,9 +1,9 @@
 import Glibc
 
-/// `--dry-run`: what a run would compress (or decompress), skip and remove, decided as the
-/// run would decide it (existing outputs are inspected, read-only), with nothing changed.
-/// The plan is a result, so it goes to stdout (a line per step, or `plan` inside `--json`);
-/// its one-line summary is a message, on stderr.
+/// `--dry-run`: what a run would compress (or decompress), link, skip, remove and delete,
+/// from the run's own plan (``RunPlan``: existing outputs inspected read-only), with nothing
+/// changed. The plan is a result, so it goes to stdout (a line per step, or `plan` inside
+/// `--json`); its one-line summary is a message, on stderr.
 struct DryRun {
   let settings: CompressionSettings
   let list: FileList
@@ -39,6 +39,13 @@ struct DryRun {
       case keep
       /// Discovery passes over it; ``Step/reason`` says why.
       case skip
+      /// A symbolic link would be stored at ``Step/output`` (a mirror).
+      case link
+      /// A further name of a hard-link group would become a hard link at ``Step/output``
+      /// of its group's output (``Step/cause``).
+      case hardLink
+      /// A mirror entry would be deleted (`--delete`).
+      case delete
     }
     /// What would be done.
     var action: Action
@@ -62,6 +69,10 @@ struct DryRun {
       case .remove: return "would remove: \(source)"
       case .keep: return "would keep: \(source) (\(cause ?? ""))"
       case .skip: return "would skip: \(source) (\(cause ?? ""))"
+      case .link: return "would link: \(source) → \(output?.displayString ?? "")"
+      case .hardLink:
+        return "would hard-link: \(source) → \(output?.displayString ?? "") (\(cause ?? ""))"
+      case .delete: return "would delete: \(source)"
       }
     }
 
@@ -69,66 +80,110 @@ struct DryRun {
     var json: [String: String] {
       var object = ["action": action.rawValue, "path": path.displayString]
       if let output { object["output"] = output.displayString }
-      if let cause, action != .skip { object["cause"] = cause }
+      if let cause, action != .skip && action != .hardLink { object["cause"] = cause }
+      if action == .hardLink, let cause { object["of"] = cause }
       if let reason { object["reason"] = reason.rawValue }
       return object
     }
   }
 
-  /// The plan: one step per file and skip, decided as the run would decide it.
-  func plan(skipped: [(path: RawPath, reason: SkipReason)]) -> (steps: [Step], counts: Counts) {
+  /// The plan: one step per file, link, hard link, skip and deletion, from `plan`.
+  func steps(
+    plan: RunPlan, skipped: [(path: RawPath, reason: SkipReason)],
+    deletions: MirrorDeletion.Report?
+  ) -> (steps: [Step], counts: Counts) {
     var counts = Counts()
     var steps: [Step] = []
-    let action: Step.Action = settings.operation == .compress ? .compress : .decompress
-    let (collisions, duplicates) = settings.plan.collisions(in: list)
-    for (index, file) in list.files.enumerated() where !duplicates.contains(index) {
-      let source = list.displayPath(of: file)
-      guard let name = settings.plan.outputName(for: list.name(of: file)) else {
-        counts.failing += 1
-        steps.append(Step(action: .fail, path: source, cause: "\(FileFailure.unknownSuffix)"))
-        continue
-      }
-      let display = settings.plan.displayPath(named: name, of: file, in: list)
-      if let other = collisions[index] {
-        counts.failing += 1
-        steps.append(
-          Step(
-            action: .fail, path: source,
-            cause: "\(FileFailure.outputCollision(display, otherSource: other))"))
-        continue
-      }
-      switch existingOutput(name: name, file: file) {
-      case .upToDate where !settings.force:
-        counts.upToDate += 1
-        steps.append(Step(action: .upToDate, path: source))
-        continue
-      case .foreign where !settings.force:
-        counts.failing += 1
-        let failure: FileFailure =
-          settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
-        steps.append(Step(action: .fail, path: source, cause: "\(failure)"))
-        continue
-      default:
-        break
-      }
-      counts.would += 1
-      steps.append(Step(action: action, path: source, output: display))
-      if settings.removesSources {
-        if file.linkCount > 1 && !settings.force {
-          steps.append(
-            Step(
-              action: .keep, path: source,
-              cause: "\(file.linkCount) hard links; use --force to remove it"))
-        } else {
-          counts.removing += 1
-          steps.append(Step(action: .remove, path: source))
-        }
-      }
+    let current = Set(plan.upToDate)
+    for index in list.files.indices where !plan.dropped.contains(index) {
+      steps += fileSteps(index, plan: plan, upToDate: current.contains(index), counts: &counts)
     }
+    if let mirror = plan.mirror { steps += mirrorSteps(mirror, counts: &counts) }
     for (path, reason) in skipped {
       steps.append(Step(action: .skip, path: path, cause: reason.phrase, reason: reason))
     }
+    for path in deletions?.deletedPaths ?? [] { steps.append(Step(action: .delete, path: path)) }
     return (steps, counts)
+  }
+
+  /// The steps of file `index`.
+  private func fileSteps(
+    _ index: Int, plan: RunPlan, upToDate: Bool, counts: inout Counts
+  ) -> [Step] {
+    let file = list.files[index]
+    let source = list.displayPath(of: file)
+    guard let name = settings.plan.outputName(for: list.name(of: file)) else {
+      counts.failing += 1
+      return [Step(action: .fail, path: source, cause: "\(FileFailure.unknownSuffix)")]
+    }
+    let display = settings.plan.displayPath(named: name, of: file, in: list)
+    if let failure = plan.preFailed[index] ?? failure(plan.existing?[index], display: display) {
+      counts.failing += 1
+      return [Step(action: .fail, path: source, cause: "\(failure)")]
+    }
+    if upToDate {
+      counts.upToDate += 1
+      return [Step(action: .upToDate, path: source)]
+    }
+    counts.would += 1
+    var steps = [
+      Step(
+        action: settings.operation == .compress ? .compress : .decompress, path: source,
+        output: display)
+    ]
+    if settings.removesSources {
+      if file.linkCount > 1 && !settings.force {
+        steps.append(
+          Step(
+            action: .keep, path: source,
+            cause: "\(file.linkCount) hard links; use --force to remove it"))
+      } else {
+        counts.removing += 1
+        steps.append(Step(action: .remove, path: source))
+      }
+    }
+    return steps
+  }
+
+  /// Why the entry the plan found at an output path would make the file fail, or nil.
+  private func failure(_ existing: ExistingOutput?, display: RawPath) -> FileFailure? {
+    switch existing {
+    case .foreign? where !settings.force:
+      settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
+    case .inTheWay(let kind)?: .outputInTheWay(display, kind)
+    case .folderInTheWay(empty: false)? where !settings.deletes: .folderNotEmpty(display)
+    default: nil
+    }
+  }
+
+  /// The steps of a mirror's links and hard links.
+  private func mirrorSteps(_ mirror: MirrorPlan, counts: inout Counts) -> [Step] {
+    var steps: [Step] = []
+    for planned in mirror.links {
+      let link = list.links[planned.link]
+      let source = list.displayPath(of: link)
+      let display = settings.plan.mirrorDisplay(
+        list.mirrorPath(ofDirectory: link.directory).appending(list.name(of: link)))
+      if let failure = failure(planned.existing, display: display) {
+        counts.failing += 1
+        steps.append(Step(action: .fail, path: source, cause: "\(failure)"))
+      } else if planned.existing != .upToDate {
+        steps.append(Step(action: .link, path: source, output: display))
+      }
+    }
+    for follower in mirror.followers where follower.existing != .upToDate {
+      let file = list.files[follower.file]
+      let leader = list.files[follower.leader]
+      guard let name = settings.plan.outputName(for: list.name(of: file)),
+        let leaderName = settings.plan.outputName(for: list.name(of: leader))
+      else { continue }
+      steps.append(
+        Step(
+          action: .hardLink, path: list.displayPath(of: file),
+          output: settings.plan.displayPath(named: name, of: file, in: list),
+          cause: settings.plan.displayPath(named: leaderName, of: leader, in: list).displayString))
+    }
+    return steps
   }
 
   /// The plan's text: a line per step (what `--dry-run` prints on stdout).
@@ -138,7 +193,7 @@ struct DryRun {
 
   /// The summary line (stderr): `squeeze: dry run: 2 would be compressed, …; nothing was
   /// changed`.
-  func summary(_ counts: Counts, skipped: Int) -> String {
+  func summary(_ counts: Counts, skipped: Int, deleted: Int? = nil) -> String {
     let verb = settings.operation == .compress ? "compress" : "decompress"
     var summary = [
       "\(ByteFormat.count(counts.would)) would be \(verb)ed",
@@ -148,37 +203,8 @@ struct DryRun {
     if settings.removesSources {
       summary.append("\(ByteFormat.count(counts.removing)) would be removed")
     }
+    if let deleted { summary.append("\(ByteFormat.count(deleted)) would be deleted") }
     if counts.failing > 0 { summary.append("\(ByteFormat.count(counts.failing)) would fail") }
     return "squeeze: dry run: " + summary.joined(separator: ", ") + "; nothing was changed\n"
-  }
-
-  /// What sits at the output path now, inspected read-only.
-  private func existingOutput(name: RawPath, file: FileList.File) -> ExistingOutput {
-    if case .mirror(let base, _) = settings.plan.destination, base < 0 { return .absent }
-    let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
-    switch settings.operation {
-    case .compress:
-      let source = FileStatusSnapshot(file)
-      return
-        (try? ExistingOutput.inspect(target, sourceName: list.name(of: file), source: source.status))
-        ?? .foreign
-    case .decompress, .test:
-      return (try? target.status()) == nil ? .absent : .foreign
-    }
-  }
-}
-
-/// The status discovery recorded for a file, in the shape ``ExistingOutput`` reads.
-private struct FileStatusSnapshot {
-  let status: FileStatus
-
-  init(_ file: FileList.File) {
-    var raw = stat()
-    raw.st_size = Int(file.size)
-    raw.st_mtim = file.modificationTime.timespec
-    raw.st_dev = UInt(file.device)
-    raw.st_ino = UInt(file.inode)
-    raw.st_nlink = UInt(file.linkCount)
-    status = FileStatus(raw)
   }
 }

@@ -58,6 +58,7 @@ struct JSONSummary {
     let failed: [[String: String]] =
       discovery.failures.map { ["path": $0.path.displayString, "cause": $0.cause] }
       + results.failures.map { ["path": $0.path.displayString, "cause": $0.failure.description] }
+      + results.entryFailures.map { ["path": $0.path.displayString, "cause": $0.cause] }
     var files: [String: Any] = [
       "selected": discovery.files.files.count,
       doneKey: results.done,
@@ -70,6 +71,12 @@ struct JSONSummary {
       files["removed"] = results.removed
       files["keptHardLinked"] = results.keptHardLinked
       files["keptChanged"] = results.keptChanged
+      files["hardLinked"] = results.hardLinked
+      files["symbolicLinks"] = ["written": results.linksWritten, "upToDate": results.linksUpToDate]
+    }
+    if mode == .compress {
+      files["deleted"] = results.deleted
+      files["keptForeign"] = results.keptForeign
     }
     var object: [String: Any] = [
       "mode": mode.rawValue,
@@ -90,6 +97,7 @@ struct JSONSummary {
       "engine": engine.rawValue,
       "blockSize": blockSize,
       "isolation": isolation.rawValue,
+      "deletionsSkipped": results.deletionsSkipped,
       "hangs": hangs.hangs,
       "microhangs": hangs.microhangs,
       "worstLagMs": Self.rounded(hangs.worstLag * 1000, 3),

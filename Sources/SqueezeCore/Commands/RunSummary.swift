@@ -71,6 +71,19 @@ struct RunSummary: Sendable {
     if results.keptHardLinked > 0 {
       parts.append("\(ByteFormat.count(results.keptHardLinked)) hard-linked originals kept")
     }
+    if results.hardLinked > 0 {
+      parts.append("\(ByteFormat.count(results.hardLinked)) hard-linked")
+    }
+    if results.linksWritten > 0 {
+      parts.append(
+        "\(ByteFormat.count(results.linksWritten)) symbolic link\(results.linksWritten == 1 ? "" : "s")"
+      )
+    }
+    if results.deleted > 0 { parts.append("\(ByteFormat.count(results.deleted)) deleted") }
+    if results.keptForeign > 0 {
+      parts.append("\(ByteFormat.count(results.keptForeign)) foreign kept")
+    }
+    if results.deletionsSkipped { parts.append("deletions skipped") }
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted { parts.append("interrupted") }

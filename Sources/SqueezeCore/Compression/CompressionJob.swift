@@ -1,5 +1,5 @@
-import SqueezeEngines
 import Glibc
+import SqueezeEngines
 
 /// The run's shared, immutable state every file job reads. A class, so handing it to a
 /// job costs one reference count rather than a copy of every field.
@@ -14,12 +14,17 @@ final class JobContext: Sendable {
   let stop: AtomicFlag
   /// Removes stale temporaries from output folders of a mirror.
   let cleaner: TemporaryCleaner
+  /// What the plan found at each file's output path (``RunPlan/existing``), or nil when
+  /// each job inspects for itself.
+  let planned: [ExistingOutput]?
 
   init(
     list: FileList, bases: BaseDirectories, settings: CompressionSettings,
     namer: TemporaryNamer, publisher: Publisher, workspaces: WorkspacePool,
-    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner
+    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner,
+    planned: [ExistingOutput]? = nil
   ) {
+    self.planned = planned
     self.list = list
     self.bases = bases
     self.settings = settings
@@ -29,6 +34,18 @@ final class JobContext: Sendable {
     self.decoders = decoders
     self.stop = stop
     self.cleaner = cleaner
+  }
+
+  /// What sits at file `index`'s output path `target`: the plan's finding, or (without a
+  /// plan) the file system's now.
+  ///
+  /// - Throws: ``SystemError`` when it cannot be examined.
+  func existing(
+    at target: RelativeLocation, of index: Int, sourceName: RawPath, source: FileStatus
+  ) throws(SystemError) -> ExistingOutput {
+    if let planned { return planned[index] }
+    return try ExistingOutput.inspect(
+      target, sourceName: sourceName, source: source, inMirror: settings.inMirror)
   }
 
   /// Creates the temporary for `target` (after cleaning the folder of a mirror of stale
@@ -77,14 +94,21 @@ final class CompressionJob {
   /// The output's file system when it is known without asking (beside the source: the
   /// source folder's), or nil.
   let outputDevice: UInt64?
+  /// A folder is in the way of the output: it is made durable under its temporary name and
+  /// takes the folder's place later (``HeldReplacement``).
+  let holdsOutput: Bool
+  /// The source is copied as stored blocks (a compressed name in a mirror), not deflated.
+  let storesOnly: Bool
   /// The run's shared state.
   let context: JobContext
 
   private init(
     source: SourceFile, layout: ChunkLayout, header: [UInt8], output: TemporaryOutput,
-    outputDevice: UInt64?, context: JobContext
+    outputDevice: UInt64?, context: JobContext, holdsOutput: Bool, storesOnly: Bool
   ) {
     self.outputDevice = outputDevice
+    self.holdsOutput = holdsOutput
+    self.storesOnly = storesOnly
     input = source.descriptor
     before = source.status
     self.source = source.location
@@ -137,7 +161,8 @@ final class CompressionJob {
       existing = .absent
     } else {
       do {
-        existing = try ExistingOutput.inspect(target, sourceName: name, source: source.status)
+        existing = try context.existing(
+          at: target, of: index, sourceName: name, source: source.status)
       } catch {
         throw .cannotCreateOutput(display.path, error)
       }
@@ -149,10 +174,14 @@ final class CompressionJob {
       return .upToDate(bytes: source.status.size)
     case .foreign where !settings.force: throw .outputExists(display.path)
     case .inTheWay(let kind): throw .outputInTheWay(display.path, kind)
+    case .folderInTheWay(empty: false) where !settings.deletes:
+      throw .folderNotEmpty(display.path)
     default: break
     }
+    let holds: Bool
+    if case .folderInTheWay = existing { holds = true } else { holds = false }
     let output = try context.temporaryOutput(
-      for: target, display: display, replacesExisting: existing != .absent,
+      for: target, display: display, replacesExisting: existing != .absent && !holds,
       folderPermissions: list.permissions(ofDirectory: file.directory),
       permissions: CreationPermissions.forOutput(
         final: source.status.permissions,
@@ -172,7 +201,7 @@ final class CompressionJob {
         header: header.encoded, output: output,
         outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
           ? list.folderIdentity(of: file).device : nil,
-        context: context))
+        context: context, holdsOutput: holds, storesOnly: settings.stores(name)))
   }
 
   /// Fails when the source grew past the length it had when opened: reading at that
@@ -216,10 +245,16 @@ final class CompressionJob {
       request.syncsAfterRename = true
       removal = Removal(source: source, status: before)
     }
+    request.holdsTemporary = holdsOutput
     return PreparedOutput(
       request: request, bytesIn: bytesRead, bytesOut: output.bytesWritten,
       outputDisplay: output.display, removal: removal,
-      recheck: Recheck(target: output.target, sourceName: source.name, source: before))
+      recheck: Recheck(target: output.target, sourceName: source.name, source: before),
+      held: holdsOutput
+        ? HeldReplacement(
+          temporary: request.temporary, final: request.final, display: output.display.path,
+          removal: removal)
+        : nil)
   }
 
   /// Fails when the source changed while it was read: its size or modification time now

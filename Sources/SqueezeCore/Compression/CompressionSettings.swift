@@ -36,8 +36,25 @@ struct CompressionSettings: Sendable {
   /// outputs written beside them.
   var followsSymlinks = false
 
+  /// In a mirror (`-o`), wrap sources that already have a compressed name as stored
+  /// deflate blocks (`x.gz` → `x.gz.gz`), so a restore gives them back as they were.
+  var wrapsCompressedNames = false
+  /// `--delete`: prune the mirror of entries whose source is gone.
+  var deletes = false
+
   /// Which links opening a source may follow.
   var sourceSymlinks: SymlinkPolicy { followsSymlinks ? .always : .never }
+
+  /// True when outputs go to a mirror (`-o`).
+  var inMirror: Bool {
+    if case .mirror = plan.destination { return true }
+    return false
+  }
+
+  /// True when file `name` is copied into its member as stored blocks rather than deflated.
+  func stores(_ name: RawPath) -> Bool {
+    wrapsCompressedNames && OutputPlan.hasCompressedSuffix(name, suffix: plan.naming.suffix)
+  }
 
   init(plan: OutputPlan) {
     self.plan = plan

@@ -32,6 +32,14 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case outputInTheWay(RawPath, FileKind)
   /// Two selected files map to the same output path (with `-o` and several arguments).
   case outputCollision(RawPath, otherSource: RawPath)
+  /// In a mirror, the output path is where a folder or link of another source is mirrored
+  /// (file `a` and a folder or link named `a.gz`).
+  case nameClash(RawPath, otherSource: RawPath)
+  /// In a mirror, a non-empty folder is where the output goes; kept (`--delete` replaces it
+  /// once it mirrors nothing).
+  case folderNotEmpty(RawPath)
+  /// A hard-link group's output failed, so this further name was not linked to it.
+  case groupOutputFailed(RawPath)
   /// The temporary output could not be created (or its folder).
   case cannotCreateOutput(RawPath, SystemError)
   /// Writing the temporary output failed (full disk, file-size limit, I/O error).
@@ -74,6 +82,12 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
       "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
       "output '\(path.displayString)' is also the output of '\(other.displayString)'; not written"
+    case .nameClash(let path, let other):
+      "output '\(path.displayString)' is also where '\(other.displayString)' is mirrored; not written"
+    case .folderNotEmpty(let path):
+      "'\(path.displayString)' is a folder that is not empty; kept (--delete replaces it once nothing in it is mirrored)"
+    case .groupOutputFailed(let path):
+      "not linked: the output of its hard-link group, '\(path.displayString)', was not written"
     case .cannotCreateOutput(let path, let error): "cannot create '\(path.displayString)': \(error)"
     case .cannotWriteOutput(let path, let error): "cannot write '\(path.displayString)': \(error)"
     case .cannotPublish(let path, let step, let error):

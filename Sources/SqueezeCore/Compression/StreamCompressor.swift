@@ -136,7 +136,8 @@ enum StreamCompressor {
     }
     var crc = CRC32()
     crc.update(
-      UnsafeRawBufferPointer(rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + data.count)]))
+      UnsafeRawBufferPointer(
+        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + data.count)]))
     let produced = try workspace.deflateChunk(
       count: data.count, dictionaryLength: dictionary.count, isLast: isLast, into: workspace.output)
     return CompressedChunk(

@@ -17,6 +17,9 @@ enum DecompressionJob {
     let headerTime: Timestamp?
     /// The output, for messages.
     let display: MessagePath
+    /// A folder is in the way of the output: it is made durable under its temporary name
+    /// and takes the folder's place later (``HeldReplacement``).
+    let holds: Bool
   }
 
   /// Decompresses file `index` of the run's list into a temporary, serially.
@@ -68,23 +71,15 @@ enum DecompressionJob {
     let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
     let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard !outputName.isEmpty else { throw .unknownSuffix }
-    var replaces = false
-    do {
-      _ = try target.status()
-      guard settings.force else { throw FileFailure.outputAlreadyExists(display.path) }
-      replaces = true
-    } catch let error as FileFailure {
-      throw error
-    } catch let error as SystemError where error.code == ENOENT {
-      replaces = false
-    } catch {
-      throw .cannotCreateOutput(display.path, error as? SystemError ?? SystemError(code: EIO))
-    }
+    let existing = try existingRestore(at: target, of: index, display: display, context: context)
+    let holds: Bool
+    if case .folderInTheWay = existing { holds = true } else { holds = false }
     let output = try context.temporaryOutput(
-      for: target, display: display, replacesExisting: replaces,
+      for: target, display: display, replacesExisting: existing != .absent && !holds,
       folderPermissions: list.permissions(ofDirectory: file.directory))
     keep = true
-    return Opened(source: source, output: output, headerTime: headerTime, display: display)
+    return Opened(
+      source: source, output: output, headerTime: headerTime, display: display, holds: holds)
   }
 
   /// Finishes a restored file: checks the `.gz` file did not change while it was read,
@@ -116,9 +111,50 @@ enum DecompressionJob {
       request.syncsAfterRename = true
       removal = Removal(source: source.location, status: source.status)
     }
+    request.holdsTemporary = opened.holds
     return PreparedOutput(
       request: request, bytesIn: bytesIn, bytesOut: bytesOut,
-      outputDisplay: opened.display, removal: removal)
+      outputDisplay: opened.display, removal: removal,
+      held: opened.holds
+        ? HeldReplacement(
+          temporary: request.temporary, final: request.final, display: opened.display.path,
+          removal: removal)
+        : nil)
+  }
+
+  /// What sits where file `index` is restored, and whether the restore may go on: the
+  /// plan's finding (``OutputInspection``), or without one (`-N`, where the name comes from
+  /// the header), any file there unless `--force`. An up-to-date file only reaches here
+  /// with `--rm` (whose quick check is never trusted: the file is written again, so the
+  /// `.gz` is removed only after decoded bytes are published).
+  ///
+  /// - Throws: ``FileFailure`` for a file left alone.
+  private static func existingRestore(
+    at target: RelativeLocation, of index: Int, display: MessagePath, context: JobContext
+  ) throws(FileFailure) -> ExistingOutput {
+    let settings = context.settings
+    let existing: ExistingOutput
+    if let planned = context.planned {
+      existing = planned[index]
+    } else {
+      do throws(SystemError) {
+        switch try target.entryStatus().kind {
+        case .regular: existing = .foreign
+        case .symbolicLink: existing = .stale
+        case let kind: existing = .inTheWay(kind)
+        }
+      } catch  where error.code == ENOENT {
+        existing = .absent
+      } catch {
+        throw .cannotCreateOutput(display.path, error)
+      }
+    }
+    switch existing {
+    case .foreign where !settings.force: throw .outputAlreadyExists(display.path)
+    case .inTheWay(let kind): throw .outputInTheWay(display.path, kind)
+    case .folderInTheWay(empty: false): throw .folderNotEmpty(display.path)
+    default: return existing
+    }
   }
 
   /// The first member's header, read with `pread` (the file position stays at 0).

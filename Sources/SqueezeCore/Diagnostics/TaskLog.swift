@@ -1,5 +1,5 @@
-import SqueezeEngines
 import Glibc
+import SqueezeEngines
 import Synchronization
 
 /// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,

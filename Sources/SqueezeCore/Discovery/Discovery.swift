@@ -35,6 +35,16 @@ struct DiscoveryOptions: Sendable {
   var recordsSkippedPaths = false
   /// Remove stale temporaries of killed runs met on the way.
   var removesStaleTemporaries = true
+  /// A mirror (`-o`): arguments map as rsync's (``ArgumentMapping``) and, unless links are
+  /// followed, symbolic links are listed to be stored as links (a link argument without a
+  /// trailing slash too).
+  var mirrorsTree = false
+  /// Leave out the archive marker (``ArchiveMarker``) at an argument's top: restores ignore
+  /// it.
+  var skipsArchiveMarker = false
+
+  /// True when links are listed as links rather than skipped or followed.
+  var recordsLinks: Bool { mirrorsTree && !followSymlinks }
 }
 
 /// A path discovery could not handle, or a word about an argument.
@@ -119,6 +129,8 @@ struct Discovery {
       addFolder(argument: argument, status: status)
     case .regular:
       addFileArgument(argument, status: status)
+    case .symbolicLink where options.recordsLinks:
+      addLinkArgument(argument, status: status)
     case .symbolicLink:
       fail(
         argument,
@@ -154,6 +166,41 @@ struct Discovery {
       skip(argument, reason)
       return
     }
+    guard let directory = addParentRoot(of: argument, identity: FileIdentity(status)) else {
+      return
+    }
+    if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
+      skip(argument, .alreadyListed)
+      return
+    }
+    append(file: name, status: status, directory: directory)
+  }
+
+  /// A symbolic link named as an argument of a mirror (no trailing slash): stored as a link.
+  private mutating func addLinkArgument(_ argument: RawPath, status: FileStatus) {
+    let name = argument.lastComponent
+    if let reason = options.selection.skipReason(forFile: name, modified: status.modificationTime) {
+      skip(argument, reason)
+      return
+    }
+    guard let directory = addParentRoot(of: argument, identity: FileIdentity(status)) else {
+      return
+    }
+    let root = result.files.roots[Int(result.files.directories[Int(directory)].root)]
+    do {
+      let target = try RelativeLocation.symbolicLinkTarget(
+        of: name, in: bases.descriptor(root.base))
+      append(link: name, target: target, status: status, directory: directory)
+      result.files.roots[result.files.roots.count - 1].isLinkArgument = true
+    } catch {
+      fail(argument, "cannot read symbolic link: \(error)")
+    }
+  }
+
+  /// Records the root of a file or link argument: the folder holding it.
+  ///
+  /// - Returns: the index of that folder's ``FileList/Directory``, or nil (reported).
+  private mutating func addParentRoot(of argument: RawPath, identity: FileIdentity) -> Int32? {
     let base: Int
     let folder: FileStatus
     do {
@@ -161,22 +208,18 @@ struct Discovery {
       folder = try FileStatus.of(".", in: bases.descriptor(base))
     } catch {
       fail(argument, "cannot open its folder: \(error)")
-      return
+      return nil
     }
     let rootIndex = Int32(result.files.roots.count)
     result.files.roots.append(
-      FileList.Root(
-        argument: argument, isFileArgument: true, base: base, identity: FileIdentity(status)))
+      FileList.Root(argument: argument, isFileArgument: true, base: base, identity: identity))
     let directory = Int32(result.files.directories.count)
-    result.files.directories.append(
-      FileList.Directory(
-        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
-        permissions: UInt16(folder.permissions & 0o7777), identity: FileIdentity(folder)))
-    if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
-      skip(argument, .alreadyListed)
-      return
-    }
-    append(file: name, status: status, directory: directory)
+    var record = FileList.Directory(
+      parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
+      permissions: UInt16(folder.permissions & 0o7777), identity: FileIdentity(folder))
+    record.takeMetadata(of: folder)
+    result.files.directories.append(record)
+    return directory
   }
 
   private mutating func addFolder(argument: RawPath, status: FileStatus) {
@@ -193,13 +236,18 @@ struct Discovery {
     }
     let rootIndex = Int32(result.files.roots.count)
     let identity = FileIdentity(status)
-    result.files.roots.append(
-      FileList.Root(argument: argument, isFileArgument: false, base: base, identity: identity))
+    var root = FileList.Root(
+      argument: argument, isFileArgument: false, base: base, identity: identity)
+    if options.mirrorsTree {
+      root.destination = ArgumentMapping.destination(of: argument, isFolder: true)
+    }
+    result.files.roots.append(root)
     let top = Int32(result.files.directories.count)
-    result.files.directories.append(
-      FileList.Directory(
-        parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
-        permissions: UInt16(status.permissions & 0o7777), identity: identity))
+    var record = FileList.Directory(
+      parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
+      permissions: UInt16(status.permissions & 0o7777), identity: identity)
+    record.takeMetadata(of: status)
+    result.files.directories.append(record)
     rootRealPath = options.followSymlinks ? Discovery.realPath(argument) : nil
     var pending: [Int32] = [top]
     var visited: Set<FileIdentity> = [identity]
@@ -215,118 +263,221 @@ struct Discovery {
     directory: Int32, base: Int, rootDevice: UInt64, visited: inout Set<FileIdentity>
   ) -> [Int32] {
     let relative = result.files.relativePath(ofDirectory: directory)
-    let argument = result.files.roots[Int(result.files.directories[Int(directory)].root)].argument
-    let display = argument.trimmingTrailingSlashes.appending(relative)
+    let root = result.files.roots[Int(result.files.directories[Int(directory)].root)]
+    let display = root.argument.trimmingTrailingSlashes.appending(relative)
     guard let folder = openFolder(relative.isEmpty ? "." : relative, base: base, display: display),
       let entries = readEntries(of: folder, display: display)
     else { return [] }
     result.files.directories[Int(directory)].hasNoDefaultACL =
       CreationPermissions.folderHasNoDefaultACL(folder.rawValue)
-    var subfolders: [Int32] = []
-    let firstFile = result.files.files.count
+    var listing = FolderListing(
+      folder: folder.rawValue, directory: directory, relative: relative, display: display,
+      rootDevice: rootDevice, firstFile: result.files.files.count)
     for entry in entries.sorted(by: { $0.name < $1.name }) {
-      let name = entry.name
-      // Built only for a message: most entries never need it.
-      var path: RawPath { display.appending(name) }
-      if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
-        skip(path, reason)
-        continue
+      if relative.isEmpty && options.skipsArchiveMarker && entry.name == ArchiveMarker.name {
+        continue  // restores ignore the marker of an archive
       }
-      if TemporaryNamer.isTemporary(name) {
-        if options.removesStaleTemporaries
-          && TemporaryCleaner.removeIfStale(name, in: folder.rawValue, namer: namer)
-        {
-          result.staleTemporariesRemoved += 1
-          continue
-        }
-        skip(path, .temporary)
-        continue
-      }
-      var status: FileStatus
-      do {
-        status = try FileStatus.of(name, in: folder.rawValue)
-      } catch  where error.code == ENOENT {
-        continue  // vanished while listing: nothing to do
-      } catch {
-        fail(path, "cannot stat: \(error)")
-        continue
-      }
-      if status.kind == .symbolicLink {
-        guard options.followSymlinks else {
-          skip(path, .symbolicLink)
-          continue
-        }
-        guard let target = try? FileStatus.of(name, in: folder.rawValue, followingSymlinks: true)
-        else {
-          skip(path, .symbolicLink)
-          warn(path, "is a dangling symbolic link; ignored")
-          continue
-        }
-        status = target
-        reportIfOutside(link: path)
-      }
-      switch status.kind {
-      case .regular:
-        if let reason = suffixSkip(name) {
-          skip(path, reason)
-          continue
-        }
-        if !options.excludedFiles.isEmpty && options.excludedFiles.contains(FileIdentity(status)) {
-          skip(path, .taskLog)
-          continue
-        }
-        if !options.selection.isEmpty,
-          let reason = options.selection.skipReason(
-            forFile: relative.appending(name), modified: status.modificationTime)
-        {
-          skip(path, reason)
-          continue
-        }
-        if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
-          skip(path, .alreadyListed)
-          continue
-        }
-        append(file: name, status: status, directory: directory)
-      case .directory:
-        let identity = FileIdentity(status)
-        if options.excludedFolders.contains(identity) {
-          skip(path, .outputFolder)
-          continue
-        }
-        if let reason = options.selection.skipReason(forFolder: relative.appending(name)) {
-          skip(path, reason)
-          continue
-        }
-        if options.oneFileSystem && status.device != rootDevice {
-          skip(path, .otherFileSystem)
-          continue
-        }
-        if !visited.insert(identity).inserted {
-          // Only links can reach a folder twice: a loop when it is on the way here.
-          skip(path, isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed)
-          continue
-        }
-        let stored = result.files.store(name)
-        result.files.directories.append(
-          FileList.Directory(
-            parent: directory, root: result.files.directories[Int(directory)].root,
-            nameOffset: stored.offset, nameLength: stored.length,
-            permissions: UInt16(status.permissions & 0o7777), identity: identity))
-        subfolders.append(Int32(result.files.directories.count - 1))
-      default:
-        skip(path, SkipReason(kind: status.kind) ?? .device)
-      }
+      consider(entry, in: &listing, visited: &visited)
     }
-    if options.wanted == .uncompressed {
-      // Which files already have an output beside them, from the listing just read.
-      let suffix = options.suffix.bytes
-      let compressed = Set(entries.lazy.map(\.name).filter { $0.hasSuffix(suffix) })
-      for index in firstFile..<result.files.files.count {
-        let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
-        result.files.files[index].outputListedBeside = compressed.contains(name)
-      }
+    finish(listing, entries: entries)
+    return listing.subfolders
+  }
+
+  /// One folder being listed: where it is and what it has given so far.
+  private struct FolderListing {
+    /// The open folder.
+    let folder: Int32
+    /// Its record.
+    let directory: Int32
+    /// Its path below the argument, and as displayed.
+    let relative: RawPath
+    let display: RawPath
+    /// The argument's file system (`--one-file-system`).
+    let rootDevice: UInt64
+    /// The first of its files in the list.
+    let firstFile: Int
+    /// Its subfolders to walk, in name order.
+    var subfolders: [Int32] = []
+    /// Names with a compressed suffix, skipped unless they are a listed file's output
+    /// (`x.gz` beside `x` is counted once: as `x`'s output, not also as a skip).
+    var compressedNames: [RawPath] = []
+  }
+
+  /// Takes, skips or records one entry of a folder being listed.
+  private mutating func consider(
+    _ entry: (name: RawPath, type: UInt8), in listing: inout FolderListing,
+    visited: inout Set<FileIdentity>
+  ) {
+    let name = entry.name
+    // Built only for a message: most entries never need it.
+    var path: RawPath { listing.display.appending(name) }
+    if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
+      skipByName(name, reason, in: &listing)
+      return
     }
-    return subfolders
+    if TemporaryNamer.isTemporary(name) {
+      if options.removesStaleTemporaries
+        && TemporaryCleaner.removeIfStale(name, in: listing.folder, namer: namer)
+      {
+        result.staleTemporariesRemoved += 1
+        return
+      }
+      skip(path, .temporary)
+      return
+    }
+    var status: FileStatus
+    do {
+      status = try FileStatus.of(name, in: listing.folder)
+    } catch  where error.code == ENOENT {
+      return  // vanished while listing: nothing to do
+    } catch {
+      fail(path, "cannot stat: \(error)")
+      return
+    }
+    if status.kind == .symbolicLink {
+      if options.recordsLinks {
+        addLink(name, status: status, in: listing)
+        return
+      }
+      guard options.followSymlinks else {
+        skip(path, .symbolicLink)
+        return
+      }
+      guard let target = try? FileStatus.of(name, in: listing.folder, followingSymlinks: true)
+      else {
+        skip(path, .symbolicLink)
+        warn(path, "is a dangling symbolic link; ignored")
+        return
+      }
+      status = target
+      reportIfOutside(link: path)
+    }
+    switch status.kind {
+    case .regular:
+      if let reason = suffixSkip(name) {
+        skipByName(name, reason, in: &listing)
+        return
+      }
+      addFile(name, status: status, in: listing)
+    case .directory:
+      if let subfolder = addSubfolder(name, status: status, in: listing, visited: &visited) {
+        listing.subfolders.append(subfolder)
+      }
+    default:
+      skip(path, SkipReason(kind: status.kind) ?? .device)
+    }
+  }
+
+  /// Skips a file by its name, or, for a compressed name, decides at the end of the folder.
+  private mutating func skipByName(
+    _ name: RawPath, _ reason: SkipReason, in listing: inout FolderListing
+  ) {
+    if reason == .alreadyCompressed {
+      listing.compressedNames.append(name)
+    } else {
+      skip(listing.display.appending(name), reason)
+    }
+  }
+
+  /// Takes a regular file found in a folder, unless the selection leaves it out.
+  private mutating func addFile(_ name: RawPath, status: FileStatus, in listing: FolderListing) {
+    var path: RawPath { listing.display.appending(name) }
+    if !options.excludedFiles.isEmpty && options.excludedFiles.contains(FileIdentity(status)) {
+      skip(path, .taskLog)
+      return
+    }
+    if !options.selection.isEmpty,
+      let reason = options.selection.skipReason(
+        forFile: listing.relative.appending(name), modified: status.modificationTime)
+    {
+      skip(path, reason)
+      return
+    }
+    if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
+      skip(path, .alreadyListed)
+      return
+    }
+    append(file: name, status: status, directory: listing.directory)
+  }
+
+  /// Records a symbolic link found in a folder of a mirror, unless the selection leaves it
+  /// out (patterns, `--older-than` on the link's own time, `--shard` on its path).
+  private mutating func addLink(_ name: RawPath, status: FileStatus, in listing: FolderListing) {
+    var path: RawPath { listing.display.appending(name) }
+    if let reason = options.selection.skipReason(
+      forFile: listing.relative.appending(name), modified: status.modificationTime)
+    {
+      skip(path, reason)
+      return
+    }
+    do {
+      let target = try RelativeLocation.symbolicLinkTarget(of: name, in: listing.folder)
+      append(link: name, target: target, status: status, directory: listing.directory)
+    } catch  where error.code == ENOENT {
+      return  // vanished while listing
+    } catch {
+      fail(path, "cannot read symbolic link: \(error)")
+    }
+  }
+
+  /// Records a subfolder to walk, unless it is left out.
+  ///
+  /// - Returns: its record's index, or nil when it is not walked.
+  private mutating func addSubfolder(
+    _ name: RawPath, status: FileStatus, in listing: FolderListing,
+    visited: inout Set<FileIdentity>
+  ) -> Int32? {
+    var path: RawPath { listing.display.appending(name) }
+    let identity = FileIdentity(status)
+    if options.excludedFolders.contains(identity) {
+      skip(path, .outputFolder)
+      return nil
+    }
+    if let reason = options.selection.skipReason(forFolder: listing.relative.appending(name)) {
+      skip(path, reason)
+      return nil
+    }
+    if options.oneFileSystem && status.device != listing.rootDevice {
+      skip(path, .otherFileSystem)
+      return nil
+    }
+    if !visited.insert(identity).inserted {
+      // Only links can reach a folder twice: a loop when it is on the way here.
+      skip(path, isAncestor(identity, of: listing.directory) ? .symlinkLoop : .alreadyListed)
+      return nil
+    }
+    let stored = result.files.store(name)
+    var record = FileList.Directory(
+      parent: listing.directory, root: result.files.directories[Int(listing.directory)].root,
+      nameOffset: stored.offset, nameLength: stored.length,
+      permissions: UInt16(status.permissions & 0o7777), identity: identity)
+    record.takeMetadata(of: status)
+    result.files.directories.append(record)
+    return Int32(result.files.directories.count - 1)
+  }
+
+  /// Ends a folder's listing: which files already have an output beside them (from the
+  /// listing just read), and the compressed names that are not such an output, skipped.
+  private mutating func finish(
+    _ listing: FolderListing, entries: [(name: RawPath, type: UInt8)]
+  ) {
+    guard options.wanted == .uncompressed else {
+      for name in listing.compressedNames {
+        skip(listing.display.appending(name), .alreadyCompressed)
+      }
+      return
+    }
+    let suffix = options.suffix.bytes
+    let compressed = Set(entries.lazy.map(\.name).filter { $0.hasSuffix(suffix) })
+    var outputs = Set<RawPath>()
+    for index in listing.firstFile..<result.files.files.count {
+      let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
+      result.files.files[index].outputListedBeside = compressed.contains(name)
+      if result.files.files[index].outputListedBeside { outputs.insert(name) }
+    }
+    for name in listing.compressedNames where !outputs.contains(name) {
+      skip(listing.display.appending(name), .alreadyCompressed)
+    }
   }
 
   /// True when the folder `identity` is `directory` or one of its parents.
@@ -390,13 +541,27 @@ struct Discovery {
     }
   }
 
+  private mutating func append(
+    link name: RawPath, target: RawPath, status: FileStatus, directory: Int32
+  ) {
+    let stored = result.files.store(name)
+    let storedTarget = result.files.store(target)
+    result.files.links.append(
+      FileList.Link(
+        directory: directory, nameOffset: stored.offset, nameLength: stored.length,
+        targetOffset: storedTarget.offset, targetLength: storedTarget.length,
+        userID: status.userID, groupID: status.groupID, accessTime: status.accessTime,
+        modificationTime: status.modificationTime))
+  }
+
   private mutating func append(file name: RawPath, status: FileStatus, directory: Int32) {
     let stored = result.files.store(name)
     result.files.files.append(
       FileList.File(
         directory: directory, nameOffset: stored.offset, nameLength: stored.length,
         size: status.size, modificationTime: status.modificationTime, device: status.device,
-        inode: status.inode, linkCount: UInt32(clamping: status.linkCount)))
+        inode: status.inode, linkCount: UInt32(clamping: status.linkCount),
+        permissions: UInt16(status.permissions & 0o7777)))
   }
 
   private func isCompressedName(_ name: RawPath) -> Bool {

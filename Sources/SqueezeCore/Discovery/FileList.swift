@@ -1,3 +1,5 @@
+import Glibc
+
 /// Everything discovery found: the folders walked and the regular files selected, stored
 /// compactly (one shared byte arena for all names, fixed-size records), because a run may
 /// list hundreds of thousands of files: a file costs its record (56 bytes) plus its name.
@@ -15,6 +17,15 @@ struct FileList: Sendable {
     var base: Int
     /// Identity of the root folder (`st_dev`, `st_ino`).
     var identity: FileIdentity
+    /// In a mirror (`-o`), the folder below the mirror this argument's entries land in, as
+    /// rsync and cp map arguments: `a/x` lands in `x`, `a/x/` (contents) and file and link
+    /// arguments at the mirror's top (""). See ``ArgumentMapping``.
+    var destination: RawPath = ""
+    /// The argument is a symbolic link, mirrored as a link (`-o` without a trailing slash).
+    var isLinkArgument = false
+    /// The argument failed after it was walked (it collides with an earlier argument):
+    /// nothing of it is worked on or pruned.
+    var isDropped = false
   }
 
   /// One folder that was walked.
@@ -33,6 +44,38 @@ struct FileList: Sendable {
     /// Checked when listed: the folder has no default ACL, so files created in it get the
     /// bits asked for, less the umask (see ``CreationPermissions``). False when unchecked.
     var hasNoDefaultACL = false
+    /// Owner and group of the source folder (a mirror's folders get them as root).
+    var userID: UInt32 = 0
+    var groupID: UInt32 = 0
+    /// Access and modification times of the source folder when listed (a mirror's folders
+    /// get them once their contents are written).
+    var accessTime = Timestamp(seconds: 0, nanoseconds: 0)
+    var modificationTime = Timestamp(seconds: 0, nanoseconds: 0)
+
+    /// Copies the metadata a mirror gives its folders from `status`.
+    mutating func takeMetadata(of status: FileStatus) {
+      userID = status.userID
+      groupID = status.groupID
+      accessTime = status.accessTime
+      modificationTime = status.modificationTime
+    }
+  }
+
+  /// One symbolic link selected for a mirror (`-o`): stored as a link with the same target.
+  struct Link: Sendable {
+    /// The folder holding it, an index into `directories`.
+    var directory: Int32
+    /// Its name and its target in `names`.
+    var nameOffset: UInt32
+    var nameLength: UInt16
+    var targetOffset: UInt32
+    var targetLength: UInt16
+    /// Owner and group (set on the mirrored link as root).
+    var userID: UInt32
+    var groupID: UInt32
+    /// The link's own access and modification times.
+    var accessTime: Timestamp
+    var modificationTime: Timestamp
   }
 
   /// One selected regular file.
@@ -51,6 +94,9 @@ struct FileList: Sendable {
     var inode: UInt64
     /// Hard-link count when listed.
     var linkCount: UInt32
+    /// Permission bits when listed (`st_mode & 0o7777`): a restore is up to date only with
+    /// the `.gz` file's bits.
+    var permissions: UInt16 = 0
     /// Whether the folder listing also held this name with the compressed suffix (`a.txt`
     /// and `a.txt.gz`): when it did not, compressing beside it need not look for an existing
     /// output (one that appears meanwhile is caught when it is renamed into place).
@@ -65,7 +111,9 @@ struct FileList: Sendable {
   /// file's paths are built many times: to open it, to name its output, in messages).
   private var directoryPaths: [RawPath] = []
   var files: [File] = []
-  /// All folder and file names, back to back.
+  /// Symbolic links to mirror as links (`-o`; empty otherwise).
+  var links: [Link] = []
+  /// All folder, file and link names and link targets, back to back.
   var names: [UInt8] = []
 
   init() {}
@@ -109,6 +157,37 @@ struct FileList: Sendable {
     }
   }
 
+  /// The link's name.
+  func name(of link: Link) -> RawPath {
+    name(offset: link.nameOffset, length: link.nameLength)
+  }
+
+  /// The link's target, as stored in it.
+  func target(of link: Link) -> RawPath {
+    name(offset: link.targetOffset, length: link.targetLength)
+  }
+
+  /// The link's path as the user would write it.
+  func displayPath(of link: Link) -> RawPath {
+    let root = roots[Int(directories[Int(link.directory)].root)]
+    if root.isFileArgument { return root.argument }
+    return root.argument.trimmingTrailingSlashes.appending(
+      relativePath(ofDirectory: link.directory).appending(name(of: link)))
+  }
+
+  /// The folder's path as the user would write it.
+  func displayPath(ofDirectory directory: Int32) -> RawPath {
+    let root = roots[Int(directories[Int(directory)].root)]
+    return root.argument.trimmingTrailingSlashes.appending(relativePath(ofDirectory: directory))
+  }
+
+  /// The folder's path below the mirror: its root's destination, then its path below the
+  /// root.
+  func mirrorPath(ofDirectory directory: Int32) -> RawPath {
+    roots[Int(directories[Int(directory)].root)].destination.appending(
+      relativePath(ofDirectory: directory))
+  }
+
   /// The root a file belongs to.
   func root(of file: File) -> Root {
     roots[Int(directories[Int(file.directory)].root)]
@@ -130,6 +209,20 @@ struct FileList: Sendable {
     let root = root(of: file)
     if root.isFileArgument { return root.argument }
     return root.argument.trimmingTrailingSlashes.appending(relativePath(of: file))
+  }
+
+  /// What discovery recorded about `file` (identity, size, times, link count, permission
+  /// bits), in the shape of a status: how existing outputs are judged before the file is
+  /// opened.
+  func listedStatus(of file: File) -> FileStatus {
+    var raw = stat()
+    raw.st_size = Int(file.size)
+    raw.st_mtim = file.modificationTime.timespec
+    raw.st_dev = UInt(file.device)
+    raw.st_ino = UInt(file.inode)
+    raw.st_nlink = UInt(file.linkCount)
+    raw.st_mode = S_IFREG | mode_t(file.permissions)
+    return FileStatus(raw)
   }
 
   /// The identity of the folder holding `file`.

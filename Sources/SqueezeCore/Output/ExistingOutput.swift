@@ -13,19 +13,34 @@ enum ExistingOutput: Sendable, Equatable {
   case stale
   /// Another file, or a symbolic link: left alone with an error unless `--force`.
   case foreign
-  /// A folder, device, pipe or socket: never replaced, even with `--force`.
+  /// A device, pipe or socket (or, beside the sources, a folder): never replaced, even with
+  /// `--force`.
   case inTheWay(FileKind)
+  /// In a mirror, a folder where the output goes (the source was a folder and is now a
+  /// file): an empty one is replaced once the new output is durable (`RENAME_EXCHANGE`,
+  /// then the folder removed); a non-empty one only with `--delete`, once pruned.
+  case folderInTheWay(empty: Bool)
 
   /// Inspects the file at `target` against the source.
+  ///
+  /// In a mirror (`inMirror`), the tree is squeeze's own: a symbolic link at the output
+  /// path is a link squeeze mirrored there before (the source changed kind) and is
+  /// replaced; a folder there is ``folderInTheWay(empty:)``; and an output also belongs to
+  /// the source when its FNAME names another name of the source's hard-link group
+  /// (`alsoNamed`), or when its header MTIME, ISIZE and its own nanosecond modification time
+  /// all match the source (the output of a former name of the same file).
   ///
   /// - Parameters:
   ///   - target: the output path.
   ///   - sourceName: the source's base name, as written in FNAME.
   ///   - source: the source's status.
+  ///   - inMirror: the output path is in a mirror (`-o`).
+  ///   - alsoNamed: other names of the source's hard-link group.
   /// - Throws: ``SystemError`` when the output path cannot be examined for a reason other
   ///   than not existing.
   static func inspect(
-    _ target: RelativeLocation, sourceName: RawPath, source: FileStatus
+    _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
+    alsoNamed: [RawPath] = []
   ) throws(SystemError) -> ExistingOutput {
     let output: FileDescriptor
     do throws(SystemError) {
@@ -33,16 +48,25 @@ enum ExistingOutput: Sendable, Equatable {
     } catch  where error.code == ENOENT {
       return .absent
     } catch  where error.code == ELOOP {
-      // A link at the output path is never ours (and `--force` replaces the link itself);
-      // a link on the way to it is never written through.
-      if (try? target.status())?.kind == .symbolicLink { return .foreign }
+      // Beside the sources a link at the output path is never ours (and `--force` replaces
+      // the link itself); a link on the way to it is never written through.
+      if (try? target.entryStatus())?.kind == .symbolicLink { return inMirror ? .stale : .foreign }
       throw error
     }
     let status = try output.status()
+    if status.kind == .directory && inMirror {
+      return .folderInTheWay(empty: target.isEmptyFolder())
+    }
     guard status.kind == .regular else { return .inTheWay(status.kind) }
-    guard let header = try gzipHeader(of: output, size: status.size),
-      header.name == sourceName.bytes
-    else {
+    guard let header = try gzipHeader(of: output, size: status.size) else { return .foreign }
+    if header.name != sourceName.bytes {
+      let named = header.name.map { RawPath(bytes: $0) }
+      if inMirror, let named, alsoNamed.contains(named) { return .stale }
+      if inMirror,
+        try isOutput(of: source, header: header, output: output, outputStatus: status)
+      {
+        return .stale
+      }
       return .foreign
     }
     var tail = [UInt8](repeating: 0, count: 8)
@@ -61,6 +85,72 @@ enum ExistingOutput: Sendable, Equatable {
     return current ? .upToDate : .stale
   }
 
+  /// True when `output` (a gzip file whose FNAME names another file) carries exactly
+  /// `source`'s header MTIME, ISIZE and, on the file itself, its nanosecond modification
+  /// time: an output squeeze wrote from the same file under another of its names.
+  private static func isOutput(
+    of source: FileStatus, header: GzipHeader, output: borrowing FileDescriptor,
+    outputStatus: FileStatus
+  ) throws(SystemError) -> Bool {
+    var tail = [UInt8](repeating: 0, count: 8)
+    guard try output.readFully(into: &tail, at: outputStatus.size - 8) == 8,
+      let trailer = tail.withUnsafeBytes({ GzipTrailer($0) })
+    else { return false }
+    let expectedTime = GzipHeader(
+      name: nil, modificationTime: source.modificationTime, level: .default
+    ).modificationTime
+    return header.modificationTime == expectedTime && expectedTime != 0
+      && trailer.size == UInt32(truncatingIfNeeded: source.size)
+      && outputStatus.modificationTime == source.modificationTime
+  }
+
+  /// Inspects what sits where `-d` restores a file, against the `.gz` file `source`
+  /// (spec §4, "Restore re-runs are incremental"): a regular file of the size the `.gz`
+  /// file's trailer gives (ISIZE, modulo 2^32), with the `.gz` file's modification time to
+  /// the nanosecond and its permission bits, is up to date; any other regular file is
+  /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is ``stale``
+  /// (a restore never writes through one and replaces it); a folder is
+  /// ``folderInTheWay(empty:)`` in a mirror and ``inTheWay(_:)`` beside the sources.
+  ///
+  /// - Parameters:
+  ///   - target: where the restored file goes.
+  ///   - source: the `.gz` file's status (size, modification time, permission bits).
+  ///   - isize: the `.gz` file's ISIZE, read only when needed (nil when it cannot be read).
+  ///   - inMirror: the target is in a mirror (`-o`).
+  /// - Throws: ``SystemError`` when the target cannot be examined for a reason other than
+  ///   not existing.
+  static func inspectRestore(
+    _ target: RelativeLocation, source: FileStatus, isize: () -> UInt32?, inMirror: Bool
+  ) throws(SystemError) -> ExistingOutput {
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try target.entryStatus()
+    } catch  where error.code == ENOENT {
+      return .absent
+    }
+    switch status.kind {
+    case .regular:
+      let current =
+        status.modificationTime == source.modificationTime
+        && status.permissions == source.permissions & 0o1777
+        && UInt32(truncatingIfNeeded: status.size) == isize()
+      return current ? .upToDate : .foreign
+    case .symbolicLink: return .stale
+    case .directory where inMirror: return .folderInTheWay(empty: target.isEmptyFolder())
+    default: return .inTheWay(status.kind)
+    }
+  }
+
+  /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
+  /// modulo 2^32, RFC 1952 §2.3.1), or nil when it cannot be read.
+  static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {
+    guard size >= 18, let file = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+    else { return nil }
+    var tail = [UInt8](repeating: 0, count: 8)
+    guard (try? file.readFully(into: &tail, at: size - 8)) == 8 else { return nil }
+    return tail.withUnsafeBytes { GzipTrailer($0) }?.size
+  }
+
   /// True when a regular file at `target` is a gzip file whose header names `sourceName`
   /// (FNAME): the output of that source, by this or another run.
   ///
@@ -72,6 +162,16 @@ enum ExistingOutput: Sendable, Equatable {
       let header = try? gzipHeader(of: output, size: status.size)
     else { return false }
     return header.name == sourceName.bytes
+  }
+
+  /// The gzip header and status of the regular file at `location` (a link is not
+  /// followed), or nil when it is not a regular gzip file.
+  static func header(at location: RelativeLocation) -> (GzipHeader, FileStatus)? {
+    guard let output = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
+      let status = try? output.status(), status.kind == .regular,
+      let header = try? gzipHeader(of: output, size: status.size)
+    else { return nil }
+    return (header, status)
   }
 
   /// The gzip header at the start of `output` (RFC 1952 section 2.3), or nil when the file

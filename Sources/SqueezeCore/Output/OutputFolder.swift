@@ -15,13 +15,19 @@ enum OutputFolder {
 
   /// Prepares `path` for writing.
   ///
+  /// - Parameter ownerMayNeedAccess: an argument's contents go to the folder's top (`a/x/`),
+  ///   so the folder mirrors that source folder and carries its permission bits: when they
+  ///   leave its owner without `rwx` (a `0555` source), squeeze, being the owner, gives
+  ///   itself `rwx` while it works (the bits are set back once the work is done), as for
+  ///   every folder of the mirror.
   /// - Returns: its index in `bases` and its identity (to keep discovery out of it).
   /// - Throws: ``Unusable`` naming the step that failed.
   static func prepare(
-    _ path: RawPath, bases: BaseDirectories
+    _ path: RawPath, bases: BaseDirectories, ownerMayNeedAccess: Bool = false
   ) throws(Unusable) -> (base: Int, identity: FileIdentity) {
     do {
-      try RelativeLocation(base: AT_FDCWD, directory: path, name: "").createDirectories()
+      try RelativeLocation(base: AT_FDCWD, directory: path, name: "", symlinks: .always)
+        .createDirectories()
     } catch {
       throw Unusable(path: path, action: "create", cause: error)
     }
@@ -34,7 +40,11 @@ enum OutputFolder {
     let descriptor = bases.descriptor(base)
     let identity: FileIdentity
     do {
-      identity = FileIdentity(try FileStatus.of(".", in: descriptor))
+      let status = try FileStatus.of(".", in: descriptor)
+      identity = FileIdentity(status)
+      if ownerMayNeedAccess && status.userID == geteuid() && status.permissions & 0o700 != 0o700 {
+        _ = try retryingOnInterrupt { fchmod(descriptor, mode_t(status.permissions | 0o700)) }
+      }
       // Writable and searchable for this process (effective ids; EROFS on a read-only
       // mount), checked without writing anything, so an up-to-date re-run changes nothing.
       _ = try retryingOnInterrupt { faccessat(descriptor, ".", W_OK | X_OK, AT_EACCESS) }

@@ -1,9 +1,10 @@
 /// Where each file's output goes and what it is called (spec §4, "Output" and "Mirror").
 ///
 /// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With
-/// `-o OUT`, each argument is mirrored relative to itself: `squeeze -o OUT a b` puts `a/x/y`
-/// at `OUT/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `a/f` lands at `OUT/f.gz`. Two
-/// sources that map to the same output are a per-file error for the later one.
+/// `-o OUT`, arguments map as rsync's and cp's (``ArgumentMapping``): `squeeze -o OUT a b/`
+/// puts `a/x/y` at `OUT/a/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `c/f` lands at
+/// `OUT/f.gz`. Two sources that map to the same output are a per-file error for the later
+/// one.
 struct OutputPlan: Sendable {
   /// Where outputs are written.
   enum Destination: Sendable, Equatable {
@@ -100,8 +101,27 @@ struct OutputPlan: Sendable {
         base: bases.descriptor(list.root(of: file).base), directory: folder, name: name,
         symlinks: besideSymlinks)
     case .mirror(let base, _):
-      return RelativeLocation(base: bases.descriptor(base), directory: folder, name: name)
+      return RelativeLocation(
+        base: bases.descriptor(base), directory: list.root(of: file).destination.appending(folder),
+        name: name)
     }
+  }
+
+  /// Where entry `name` of the listed folder `directory` goes in the mirror (links keep
+  /// their names); nil beside the sources.
+  func mirrorLocation(
+    named name: RawPath, inDirectory directory: Int32, of list: FileList, bases: BaseDirectories
+  ) -> RelativeLocation? {
+    guard case .mirror(let base, _) = destination, base >= 0 else { return nil }
+    return RelativeLocation(
+      base: bases.descriptor(base), directory: list.mirrorPath(ofDirectory: directory),
+      name: name)
+  }
+
+  /// The mirror path `relative` (below the mirror) as the user would write it.
+  func mirrorDisplay(_ relative: RawPath) -> RawPath {
+    guard case .mirror(_, let path) = destination else { return relative }
+    return relative.isEmpty ? path : path.trimmingTrailingSlashes.appending(relative)
   }
 
   /// The output named `name` of `file` as the user would write its path, for messages.
@@ -111,7 +131,7 @@ struct OutputPlan: Sendable {
       return list.displayPath(of: file).parent(unlessFileArgumentWithoutFolder: list.root(of: file))
         .appending(name)
     case .mirror(_, let path):
-      return path.trimmingTrailingSlashes.appending(list.relativePath(ofDirectory: file.directory))
+      return path.trimmingTrailingSlashes.appending(list.mirrorPath(ofDirectory: file.directory))
         .appending(name)
     }
   }
@@ -138,14 +158,14 @@ struct OutputPlan: Sendable {
     firstByKey.reserveCapacity(list.files.count)
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
-    for (index, file) in list.files.enumerated() {
+    for (index, file) in list.files.enumerated() where !list.root(of: file).isDropped {
       guard let name = outputName(for: list.name(of: file)) else { continue }
       let key: OutputKey
       switch destination {
       case .besideSources:
         key = .beside(folder: list.folderIdentity(of: file), name: name)
       case .mirror:
-        key = .mirror(path: list.relativePath(ofDirectory: file.directory).appending(name))
+        key = .mirror(path: list.mirrorPath(ofDirectory: file.directory).appending(name))
       }
       if let first = firstByKey[key] {
         let earlier = list.files[first]

@@ -14,6 +14,9 @@ struct PreparedOutput: Sendable {
   /// (another run on the same folder): compression checks whether it is an up-to-date
   /// output of the same source; nil when any such file is a conflict.
   var recheck: Recheck? = nil
+  /// Set when a folder is in the way: the output stays under its temporary name, durable,
+  /// until the folder can give way (and `removal` waits for that).
+  var held: HeldReplacement? = nil
 }
 
 /// What decides whether an output that appeared meanwhile is as good as this one.

@@ -40,6 +40,9 @@ final class Publisher: Sendable {
     /// new name (the folder entry) is on disk too: required before removing a source
     /// (`--rm`).
     var syncsAfterRename: Bool
+    /// Make the temporary durable but leave it under its temporary name: a folder is in
+    /// the way of `final`, and the temporary takes its place later (``HeldReplacement``).
+    var holdsTemporary = false
   }
 
   /// What became of a request.
@@ -231,6 +234,10 @@ final class Publisher: Sendable {
       if let error = failures[request.device] {
         try? request.temporary.remove()
         waiting.resume(returning: .failed(step: .sync, error))
+        continue
+      }
+      if request.holdsTemporary {
+        waiting.resume(returning: .published)
         continue
       }
       do {

@@ -9,15 +9,19 @@ enum ProgressLine {
     var bytesTotal: Int64
     /// Seconds since the run started.
     var elapsed: Double
+    /// Files already up to date: not in `filesTotal`, shown apart.
+    var upToDate: Int
 
     init(
-      filesDone: Int, filesTotal: Int, bytesDone: Int64, bytesTotal: Int64, elapsed: Double
+      filesDone: Int, filesTotal: Int, bytesDone: Int64, bytesTotal: Int64, elapsed: Double,
+      upToDate: Int = 0
     ) {
       self.filesDone = filesDone
       self.filesTotal = filesTotal
       self.bytesDone = bytesDone
       self.bytesTotal = bytesTotal
       self.elapsed = elapsed
+      self.upToDate = upToDate
     }
 
     /// Throughput in bytes per second (0 before any time has passed).
@@ -54,7 +58,7 @@ enum ProgressLine {
         + String(repeating: " ", count: barWidth - filled) + "] "
       if bar.count + details.count <= width { return bar + details }
     }
-    for dropped in [Field.rate, .bytes, .eta] where details.count > width {
+    for dropped in [Field.upToDate, .rate, .bytes, .eta] where details.count > width {
       fields.removeAll { $0.field == dropped }
       details = fields.map(\.text).joined(separator: "  ")
     }
@@ -68,7 +72,7 @@ enum ProgressLine {
 
   /// The figures of a progress line.
   private enum Field {
-    case files, bytes, rate, eta
+    case files, upToDate, bytes, rate, eta
   }
 
   /// The figures, in display order.
@@ -77,7 +81,12 @@ enum ProgressLine {
     let bytes = "\(ByteFormat.format(totals.bytesDone))/\(ByteFormat.format(totals.bytesTotal))"
     let rate = "\(ByteFormat.format(Int64(totals.bytesPerSecond)))/s"
     let eta = "ETA " + (totals.secondsLeft.map(ByteFormat.clock) ?? "--:--")
-    return [(.files, files), (.bytes, bytes), (.rate, rate), (.eta, eta)]
+    guard totals.upToDate > 0 else {
+      return [(.files, files), (.bytes, bytes), (.rate, rate), (.eta, eta)]
+    }
+    // Files found current before the run are not in the totals: counted apart.
+    let current = "\(ByteFormat.count(totals.upToDate)) up to date"
+    return [(.files, files), (.upToDate, current), (.bytes, bytes), (.rate, rate), (.eta, eta)]
   }
 
   /// One `--progress plain` line: `squeeze: 1,234/5,678 files, 56.7 MB/120 MB, 35.2 MB/s, ETA 0:12`.

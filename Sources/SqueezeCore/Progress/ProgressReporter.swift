@@ -27,8 +27,11 @@ final class ProgressReporter {
   private let output: TextOutput
   /// How progress is displayed.
   let display: Display
-  private let filesTotal: Int
-  private let bytesTotal: Int64
+  /// What progress is measured against: this run's files and bytes to do, and the files
+  /// already up to date (counted apart).
+  let totals: ProgressTotals
+  private var filesTotal: Int { totals.files }
+  private var bytesTotal: Int64 { totals.bytes }
   private let startTime: Double
   /// Seconds between two `--progress plain` lines.
   private let plainInterval: Double
@@ -42,10 +45,27 @@ final class ProgressReporter {
   ///   - output: where to draw (stderr).
   ///   - filesTotal: files the run will handle.
   ///   - bytesTotal: their total size in bytes.
+  ///   - upToDate: files already up to date, shown apart (not in `filesTotal`).
+  ///   - startTime: the run's start on ``MonotonicClock``.
+  ///   - plainInterval: seconds between plain lines (default 5).
+  convenience init(
+    style: ProgressStyle, output: TextOutput = .standardError, filesTotal: Int, bytesTotal: Int64,
+    upToDate: Int = 0, startTime: Double, plainInterval: Double = 5
+  ) {
+    self.init(
+      style: style, output: output,
+      totals: ProgressTotals(files: filesTotal, bytes: bytesTotal, upToDate: upToDate),
+      startTime: startTime, plainInterval: plainInterval)
+  }
+
+  /// - Parameters:
+  ///   - style: the requested style (see above).
+  ///   - output: where to draw (stderr).
+  ///   - totals: this run's work (``RunPlan/progressTotals``).
   ///   - startTime: the run's start on ``MonotonicClock``.
   ///   - plainInterval: seconds between plain lines (default 5).
   init(
-    style: ProgressStyle, output: TextOutput = .standardError, filesTotal: Int, bytesTotal: Int64,
+    style: ProgressStyle, output: TextOutput = .standardError, totals: ProgressTotals,
     startTime: Double, plainInterval: Double = 5
   ) {
     self.output = output
@@ -55,8 +75,7 @@ final class ProgressReporter {
     case .plain: display = .plain
     case .none: display = .none
     }
-    self.filesTotal = filesTotal
-    self.bytesTotal = bytesTotal
+    self.totals = totals
     self.startTime = startTime
     self.plainInterval = plainInterval
     lastPlainLine = startTime
@@ -79,7 +98,7 @@ final class ProgressReporter {
     let now = MonotonicClock.now()
     let totals = ProgressLine.Totals(
       filesDone: snapshot.filesDone, filesTotal: filesTotal, bytesDone: snapshot.bytesDone,
-      bytesTotal: bytesTotal, elapsed: now - startTime)
+      bytesTotal: bytesTotal, elapsed: now - startTime, upToDate: self.totals.upToDate)
     switch display {
     case .bar:
       output.write("\r" + ProgressLine.bar(totals, columns: output.columns) + "\u{1B}[K")

@@ -49,6 +49,18 @@ final class CompressionSlots: Sendable {
     }
   }
 
+  /// Takes a slot only if one is free now, without waiting.
+  ///
+  /// - Returns: true when a slot was taken; false when none is free or the slots were
+  ///   closed.
+  func tryAcquire() -> Bool {
+    state.withLock { state in
+      guard !state.closed, state.available > 0 else { return false }
+      state.available -= 1
+      return true
+    }
+  }
+
   /// Returns a slot, handing it straight to the longest waiter if there is one.
   func release() {
     let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in

@@ -1,5 +1,5 @@
-import Synchronization
 import SqueezeEngines
+import Synchronization
 
 extension ParallelCompressor {
   /// Compresses file `index` chunk-parallel, pigz-style (see ``ChunkLayout``): this task

@@ -62,6 +62,10 @@ actor ParallelCompressor {
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
     var preFailed: [Int: FileFailure] = [:]
+    /// Files whose output the plan found current: recorded as up to date, not started.
+    var upToDate: [Int] = []
+    /// What the plan found at each file's output path, or nil (jobs inspect themselves).
+    var planned: [ExistingOutput]? = nil
     /// Print a line per file (`-v`).
     var verbose = false
     /// Print errors only (`-q`): no warnings.
@@ -131,8 +135,9 @@ actor ParallelCompressor {
       capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
     context = JobContext(
       list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces, decoders: DecoderPool(engine: configuration.settings.engine),
-      stop: stop, cleaner: TemporaryCleaner(namer: namer))
+      namer: namer, publisher: publisher, workspaces: workspaces,
+      decoders: DecoderPool(engine: configuration.settings.engine), stop: stop,
+      cleaner: TemporaryCleaner(namer: namer), planned: configuration.planned)
   }
 
   /// Stops the run: no new file or chunk starts; running ones stop at their next chunk.
@@ -149,6 +154,14 @@ actor ParallelCompressor {
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
     (configuration.isolation == .nonisolated || configuration.isolation == .detached)
       && configuration.list.files[index].size > Int64(configuration.chunkSize)
+      && !isStored(index)
+  }
+
+  /// True when file `index` is copied as stored blocks (a compressed name in a mirror): one
+  /// sequential copy, never split into chunks.
+  nonisolated func isStored(_ index: Int) -> Bool {
+    let list = configuration.list
+    return configuration.settings.stores(list.name(of: list.files[index]))
   }
 
   /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
@@ -175,6 +188,9 @@ actor ParallelCompressor {
   @concurrent
   nonisolated func compressAll() async -> RunResults {
     let order = startOrder()
+    for index in configuration.upToDate {
+      outcomes.post(OutcomeChannel.Entry(file: index, outcome: .alreadyCurrent))
+    }
     async let recorded: Void = recordOutcomes()
     if configuration.isolation == .detached {
       await runDetached(order)
@@ -223,20 +239,38 @@ actor ParallelCompressor {
         group.addTask { await self.runBatch(files) }
         return true
       }
-      for index in order {
-        guard await admit(index) else { continue }
-        if configuration.isolation == .nonisolated && !usesParallelChunks(index) {
+      /// Starts a file of one chunk (in a batch in the `nonisolated` mode).
+      func startSmall(_ index: Int) async -> Bool {
+        guard await admit(index) else { return true }
+        if configuration.isolation == .nonisolated {
           batch.append(index, size: configuration.list.files[index].size)
-          if batch.isFull, !(await startBatch()) { return }
-          continue
+          return batch.isFull ? await startBatch() : true
         }
-        let holding: Holding = usesParallelChunks(index) ? .gate : .slot
-        let admitted = await (holding == .gate ? bigFileGate : slots).acquire()
+        guard await slots.acquire(), !stop.isSet else { return false }
+        let task = tracker.create(id: index + 1, file: displayPath(of: index))
+        group.addTask { await self.run(task, index: index, holding: .slot) }
+        return true
+      }
+      var small = order.filter { !usesParallelChunks($0) }[...]
+      for index in order where usesParallelChunks(index) {
+        guard await admit(index) else { continue }
+        // While the file before feeds its chunks, small files start too (they share the
+        // slots with its chunks), so the file counter moves from the start even when the
+        // largest files go first.
+        var admitted = bigFileGate.tryAcquire()
+        while !admitted, let next = small.popFirst() {
+          guard await startSmall(next) else { return }
+          admitted = bigFileGate.tryAcquire()
+        }
+        if !admitted { admitted = await bigFileGate.acquire() }
         guard admitted, !stop.isSet else { return }
         let task = tracker.create(id: index + 1, file: displayPath(of: index))
         group.addTask {
-          await self.run(task, index: index, holding: holding)
+          await self.run(task, index: index, holding: .gate)
         }
+      }
+      for index in small {
+        guard await startSmall(index) else { return }
       }
       _ = await startBatch()
     }
@@ -360,12 +394,15 @@ actor ParallelCompressor {
   {
     switch publication {
     case .published:
-      let removal = ready.removal.map {
-        SourceRemoval.remove($0, force: configuration.settings.force)
-      }
+      // A held output's source is removed once the output has taken its place.
+      let removal =
+        ready.held == nil
+        ? ready.removal.map {
+          SourceRemoval.remove($0, force: configuration.settings.force)
+        } : nil
       return .done(
         bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
-        removal: removal)
+        removal: removal, held: ready.held)
     case .failed(.rename, let error) where error.code == EEXIST:
       // Another run (cron overlap) published this output first.
       if let recheck = ready.recheck, recheck.isUpToDate() {
@@ -392,6 +429,8 @@ actor ParallelCompressor {
         switch try CompressionJob.open(index: index, context: context) {
         case .upToDate(let bytes):
           return .success(.upToDate(bytes: bytes))
+        case .job(let job) where job.storesOnly:
+          return .success(.prepared(try job.compressStored(progress: progress)))
         case .job(let job):
           let prepared = try workspaces.withWorkspace { (workspace) throws(FileFailure) in
             try job.compressSerially(workspace: workspace, progress: progress)
@@ -434,7 +473,8 @@ actor ParallelCompressor {
     let verbose = configuration.verbose
     var path: RawPath { displayPath(of: index) }
     switch outcome {
-    case .done(let bytesIn, let bytesOut, let output, let removal):
+    case .done(let bytesIn, let bytesOut, let output, let removal, let held):
+      if let held { results.held.append((index, held)) }
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
@@ -476,6 +516,11 @@ actor ParallelCompressor {
       results.bytesUpToDate += bytes
       feed.fileDone(failed: false)
       if verbose { feed.message("\(path.displayString): up to date") }
+    case .alreadyCurrent:
+      // Found current by the plan: counted apart, never part of the progress totals.
+      results.upToDate += 1
+      results.bytesUpToDate += configuration.list.files[index].size
+      if verbose { feed.message("\(path.displayString): up to date") }
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
       results.bytesIn += bytesIn
@@ -487,6 +532,7 @@ actor ParallelCompressor {
       results.interrupted = true
     case .failed(let failure):
       results.failures.append((path, failure))
+      results.failedFiles.insert(index)
       feed.fileDone(failed: true)
       message(for: failure, file: index, path: path)
     }

@@ -23,17 +23,42 @@ struct RunResults: Sendable {
   var keptChanged = 0
   /// True when a signal stopped the run early.
   var interrupted = false
+  /// The files that failed, by index (a hard-link group whose output failed is not linked).
+  var failedFiles: Set<Int> = []
+  /// Outputs waiting under their temporary name for a folder in the way to give way, by
+  /// file index.
+  var held: [(file: Int, replacement: HeldReplacement)] = []
+  /// Mirrors: further names of hard-link groups made hard links of the group's output.
+  var hardLinked = 0
+  /// Mirrors: symbolic links written (created or replaced).
+  var linksWritten = 0
+  /// Mirrors: symbolic links already right.
+  var linksUpToDate = 0
+  /// `--delete`: entries removed from the mirror (outputs, links, folders).
+  var deleted = 0
+  /// `--delete`: entries left alone because squeeze did not write them.
+  var keptForeign = 0
+  /// `--delete`: deletions were skipped because the walk met errors.
+  var deletionsSkipped = false
 
-  /// Files that failed.
-  var failed: Int { failures.count }
+  /// Mirror entries that are not a file's and failed: folders whose metadata could not be
+  /// set, entries `--delete` could not examine or remove.
+  var entryFailures: [DiscoveryFailure] = []
+
+  /// Files (and mirror entries) that failed.
+  var failed: Int { failures.count + entryFailures.count + (deletionsSkipped ? 1 : 0) }
 }
 
 /// The outcome of one file, reported to `ParallelCompressor`.
 enum FileOutcome: Sendable {
   /// Written and published; what became of the source with `--rm`.
-  case done(bytesIn: Int64, bytesOut: Int64, output: MessagePath, removal: SourceRemoval.Result?)
+  case done(
+    bytesIn: Int64, bytesOut: Int64, output: MessagePath, removal: SourceRemoval.Result?,
+    held: HeldReplacement?)
   /// The existing output is current.
   case upToDate(bytes: Int64)
+  /// The plan found the output current before the run: not part of the progress totals.
+  case alreadyCurrent
   /// Checked, nothing written (`-t`).
   case verified(bytesIn: Int64, bytesOut: Int64)
   /// Failed.
@@ -44,7 +69,7 @@ enum FileOutcome: Sendable {
   var isFailure: Bool {
     switch self {
     case .failed: true
-    case .done(_, _, _, .failed?): true
+    case .done(_, _, _, .failed?, _): true
     default: false
     }
   }

@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// A file named relative to an open directory: `base` (a directory descriptor the run keeps
@@ -84,9 +85,18 @@ struct RelativeLocation: Sendable, Hashable {
   /// Creates the folders of `directory` that do not exist yet (`mkdir -p` below `base`),
   /// with `permissions` (before the umask).
   ///
-  /// - Throws: ``SystemError`` from the first `mkdirat` that fails for a reason other than
-  ///   `EEXIST`.
+  /// With the default policy (``SymlinkPolicy/never``) each folder is created in its parent
+  /// opened without following links (`mkdirat` on a descriptor from `RESOLVE_NO_SYMLINKS`),
+  /// so a link on the way fails with `ELOOP` instead of creating folders wherever it points;
+  /// with the others (a path the user named) links on the way are followed.
+  ///
+  /// - Throws: ``SystemError`` from the first `mkdirat` or open that fails for a reason
+  ///   other than `EEXIST`.
   func createDirectories(permissions: mode_t = 0o777) throws(SystemError) {
+    if symlinks == .never {
+      try createDirectoriesNotFollowingLinks(permissions: permissions)
+      return
+    }
     var prefix: RawPath = directory.isAbsolute ? "/" : ""
     for component in directory.components {
       let parent = prefix
@@ -101,6 +111,31 @@ struct RelativeLocation: Sendable, Hashable {
       } catch  where error.code == EEXIST {
         continue
       }
+    }
+  }
+
+  private func createDirectoriesNotFollowingLinks(permissions: mode_t) throws(SystemError) {
+    var owned: Int32 = -1
+    defer { if owned >= 0 { close(owned) } }
+    var parent = directory.isAbsolute ? AT_FDCWD : base
+    var components = directory.components
+    if directory.isAbsolute { components.insert("/", at: 0) }
+    for component in components {
+      if component != "/" {
+        do throws(SystemError) {
+          _ = try component.withCString { (cName) throws(SystemError) in
+            try retryingOnInterrupt { mkdirat(parent, cName, permissions) }
+          }
+        } catch  where error.code == EEXIST {
+          // Already there: it is checked by the open below.
+        }
+      }
+      let next = try FileDescriptor.open(
+        component, in: parent, flags: SQUEEZE_O_PATH | O_DIRECTORY, symlinks: .never
+      ).release()
+      if owned >= 0 { close(owned) }
+      owned = next
+      parent = next
     }
   }
 }

@@ -43,7 +43,8 @@ final class FinalBlockLocator {
 
   /// The literal/length and distance codes of the block being walked.
   private let literalCode = FinalBlockLocator.symbolTable(bits: FinalBlockLocator.literalTableBits)
-  private let distanceCode = FinalBlockLocator.symbolTable(bits: FinalBlockLocator.distanceTableBits)
+  private let distanceCode = FinalBlockLocator.symbolTable(
+    bits: FinalBlockLocator.distanceTableBits)
   /// The fixed codes of RFC 1951 §3.2.6, built once.
   private let fixedLiteralCode = FinalBlockLocator.symbolTable(
     bits: FinalBlockLocator.literalTableBits)
@@ -84,7 +85,9 @@ final class FinalBlockLocator {
         reader.refill()
         let length = Int(reader.take(16))
         let complement = Int(reader.take(16))
-        guard length ^ 0xffff == complement else { throw Self.failure("stored block length mismatch") }
+        guard length ^ 0xffff == complement else {
+          throw Self.failure("stored block length mismatch")
+        }
         guard reader.skipBytes(length) else { throw Self.failure("stored block past the end") }
       case 1:
         try walkSymbols(&reader, literals: fixedLiteralCode, distances: fixedDistanceCode)
@@ -208,7 +211,9 @@ final class FinalBlockLocator {
   }
 
   /// The order of the code length code's lengths in a dynamic header (RFC 1951 §3.2.7).
-  private static let codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
+  private static let codeLengthOrder = [
+    16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+  ]
 
   private static func failure(_ what: String) -> EngineError {
     EngineError(library: .libdeflate, code: 0, detail: "cannot find the final block: \(what)")

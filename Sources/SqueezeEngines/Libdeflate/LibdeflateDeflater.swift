@@ -105,14 +105,16 @@ final class LibdeflateDeflater: ChunkDeflater {
       chunk.count, outputBase, output.count - Self.reopeningRoom)
     guard produced > 0 else {
       throw EngineError(
-        library: .libdeflate, code: 0, detail: "compressed data did not fit its buffer (libdeflate)")
+        library: .libdeflate, code: 0, detail: "compressed data did not fit its buffer (libdeflate)"
+      )
     }
     if isLast { return produced }
     let location = try locator.locate(UnsafeRawBufferPointer(rebasing: output[..<produced]))
     guard (location.endBit + 7) / 8 == produced else {
       throw EngineError(
         library: .libdeflate, code: 0,
-        detail: "the final block ends at bit \(location.endBit), not in the last of \(produced) bytes")
+        detail:
+          "the final block ends at bit \(location.endBit), not in the last of \(produced) bytes")
     }
     return Self.reopen(output, location: location)
   }

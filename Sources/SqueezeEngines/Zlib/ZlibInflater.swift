@@ -62,7 +62,8 @@ final class ZlibInflater: RawInflater {
       return InflateStep(consumed: consumed, produced: produced, finished: true)
     case Z_NEED_DICT:
       throw InflateError(
-        error: ZlibError.make(code: Z_DATA_ERROR, message: "deflate stream needs a preset dictionary"),
+        error: ZlibError.make(
+          code: Z_DATA_ERROR, message: "deflate stream needs a preset dictionary"),
         consumed: consumed)
     default:
       throw InflateError(error: ZlibError.make(code: code, stream: stream), consumed: consumed)

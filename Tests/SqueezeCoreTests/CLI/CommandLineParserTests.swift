@@ -59,7 +59,8 @@ import Testing
     #expect(try options(["-11", "x"]).level == CompressionLevel(11))
     #expect(try options(["-12", "x"]).level == CompressionLevel(12))
     let combined = try options(["-v12f", "x"])
-    #expect(combined.level == CompressionLevel(12) && combined.verbosity == .verbose && combined.force)
+    #expect(
+      combined.level == CompressionLevel(12) && combined.verbosity == .verbose && combined.force)
     #expect(try options(["--fast", "x"]).level == .fastest)
     #expect(try options(["--best", "x"]).level == .best)
   }
@@ -100,8 +101,13 @@ import Testing
     (arguments: ["--level=13", "x"], error: .invalidLevel(13)),
     (arguments: ["-0", "x"], error: .invalidLevel(0)),
     (arguments: ["-13", "x"], error: .invalidLevel(13)),
-    (arguments: ["--level", "11", "--engine", "zlib", "x"], error: .levelNeedsOtherEngine(11, engine: .zlib)),
-    (arguments: ["--engine", "zlib", "-10", "x"], error: .levelNeedsOtherEngine(10, engine: .zlib)),
+    (
+      arguments: ["--level", "11", "--engine", "zlib", "x"],
+      error: .levelNeedsOtherEngine(11, engine: .zlib)
+    ),
+    (
+      arguments: ["--engine", "zlib", "-10", "x"], error: .levelNeedsOtherEngine(10, engine: .zlib)
+    ),
     (
       arguments: ["--engine", "lzma", "x"],
       error: .invalidValue("lzma", option: "--engine <engine>", reason: "expected fast or zlib")
@@ -130,6 +136,17 @@ import Testing
       error: .invalidValue(
         "0", option: "--processes <n>", reason: "expected a whole number from 1 to 4096")
     ),
+    (arguments: ["--delete", "x"], error: .requires("--delete", "--output")),
+    (arguments: ["--delete", "-d", "-o", "m", "x"], error: .conflict("--delete", "--decompress")),
+    (arguments: ["--delete", "-c", "x"], error: .conflict("--delete", "--stdout")),
+    (arguments: ["--delete", "-t", "x"], error: .conflict("--delete", "--test")),
+    (arguments: ["--delete", "-l", "x"], error: .conflict("--delete", "--list")),
+    (arguments: ["--delete", "--rm", "-o", "m", "x"], error: .conflict("--delete", "--rm")),
+    (
+      arguments: ["--delete", "--shard", "1/2", "-o", "m", "x"],
+      error: .conflict("--delete", "--shard")
+    ),
+    (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))

@@ -1,6 +1,6 @@
 import Foundation
-import TestSupport
 import SqueezeEngines
+import TestSupport
 import Testing
 
 @testable import SqueezeCore

@@ -1,0 +1,319 @@
+import Glibc
+
+/// `--delete`: removes the mirror's entries whose source no longer exists or is no longer
+/// the kind of entry it mirrored, as `rsync -a --delete` does, and nothing else.
+///
+/// - Only each argument's own destination is pruned (`M/x/` for `x`, all of M for `x/`);
+///   entries of M that no argument maps to are never touched.
+/// - Removed: outputs squeeze wrote (regular files named `<source><suffix>` whose gzip header
+///   names that source, or name another name of its hard-link group), symbolic links, and
+///   folders, once squeeze's entries in them are gone. Foreign files are never removed and
+///   are no failure (listed under `-v`, counted as kept).
+/// - Sources still there are never pruned, whatever left them out of the run (`--include`,
+///   `--exclude`, `--older-than`, `--one-file-system`): only absence, or another kind, counts.
+/// - Safety (spec §4): this runs after the run's new outputs are durable; right before each
+///   removal the source's absence is checked again with `lstat`; entries whose `st_ctime`
+///   is not earlier than the run's start are kept (an overlapping run made them); folders are
+///   removed with `AT_REMOVEDIR`, which fails on a folder that is not empty. Every path is
+///   opened below the mirror's own descriptor without following links.
+struct MirrorDeletion {
+  /// The run's listing.
+  let list: FileList
+  /// The mirror's folders and their sources.
+  let plan: MirrorPlan
+  /// Naming, links followed or not.
+  let settings: CompressionSettings
+  /// The open folders.
+  let bases: BaseDirectories
+  /// The mirror's open folder.
+  let base: Int32
+  /// When the run started, on the clock file times are stamped with (coarse real time).
+  let runStart: Timestamp
+  /// List what would go, remove nothing.
+  let dryRun: Bool
+  /// Print a line per removal and per foreign entry kept.
+  let verbose: Bool
+  /// Removes stale temporaries of dead runs met in pruned folders.
+  let namer: TemporaryNamer
+
+  /// What pruning did.
+  struct Report {
+    /// Entries removed (or, in a dry run, that would be).
+    var deleted = 0
+    /// Entries left alone because squeeze did not write them.
+    var keptForeign = 0
+    /// Lines for stderr (`-v`).
+    var lines: [String] = []
+    /// In a dry run, the entries that would be deleted, as displayed.
+    var deletedPaths: [RawPath] = []
+    /// Entries that could not be examined or removed.
+    var failures: [DiscoveryFailure] = []
+  }
+
+  /// One source place an entry of the mirror may mirror: a folder descriptor and the path
+  /// below it.
+  private typealias SourcePath = (base: Int32, path: RawPath)
+
+  /// Prunes every folder argument's destination.
+  func run() -> Report {
+    var report = Report()
+    var children: [Int: [RawPath: Int]] = [:]
+    for (index, folder) in plan.folders.enumerated() where folder.parent >= 0 {
+      children[folder.parent, default: [:]][
+        MirrorPlan.location(ofFolder: folder.path, base: -1).name] = index
+    }
+    var pending: [Int] = []
+    var seen: Set<Int> = []
+    for (index, directory) in list.directories.enumerated() where directory.parent < 0 {
+      let root = list.roots[Int(directory.root)]
+      guard !root.isFileArgument, !root.isDropped else { continue }
+      let folder = plan.folderOfDirectory[index]
+      if folder >= 0 && plan.usable[folder] && seen.insert(folder).inserted {
+        pending.append(folder)
+      }
+    }
+    while let folder = pending.popLast() {
+      pending += prune(mirrored: folder, children: children[folder] ?? [:], report: &report)
+    }
+    return report
+  }
+
+  /// The source places of entry `name` of mirrored folder `folder`.
+  private func sources(of name: RawPath, in folder: Int) -> [SourcePath] {
+    plan.folders[folder].sources.map { directory in
+      let root = list.roots[Int(list.directories[Int(directory)].root)]
+      return (
+        bases.descriptor(root.base), list.relativePath(ofDirectory: directory).appending(name)
+      )
+    }
+  }
+
+  /// Names at the mirror's top that file and link arguments put there: never pruned.
+  private var namesOfArgumentEntries: Set<RawPath> {
+    var names: Set<RawPath> = []
+    for file in list.files where list.root(of: file).isFileArgument {
+      if let name = settings.plan.outputName(for: list.name(of: file)) { names.insert(name) }
+    }
+    for link in list.links
+    where list.roots[Int(list.directories[Int(link.directory)].root)]
+      .isFileArgument
+    {
+      names.insert(list.name(of: link))
+    }
+    return names
+  }
+
+  /// Prunes the entries of a mirrored folder that mirror nothing.
+  ///
+  /// - Returns: the mirrored subfolders to prune next.
+  private func prune(
+    mirrored folder: Int, children: [RawPath: Int], report: inout Report
+  ) -> [Int] {
+    let path = plan.folders[folder].path
+    let entries: [(name: RawPath, type: UInt8)]
+    do {
+      let opened = try FileDescriptor.open(
+        path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+      entries = try DirectoryReader.entries(of: opened.rawValue)
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: settings.plan.mirrorDisplay(path), cause: "cannot list for --delete: \(error)"))
+      return []
+    }
+    let kept = path.isEmpty ? namesOfArgumentEntries : []
+    var next: [Int] = []
+    for entry in entries.sorted(by: { $0.name < $1.name }) {
+      let name = entry.name
+      if TemporaryNamer.isTemporary(name) {
+        // A killed run's: removed (never a live run's, see TemporaryNamer).
+        if !dryRun,
+          let opened = try? FileDescriptor.open(
+            path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+        {
+          _ = TemporaryCleaner.removeIfStale(name, in: opened.rawValue, namer: namer)
+        }
+        continue
+      }
+      if kept.contains(name) { continue }
+      if path.isEmpty && name == ArchiveMarker.name { continue }
+      let child = RelativeLocation(base: base, directory: path, name: name)
+      guard let status = try? child.entryStatus() else { continue }
+      if status.kind == .directory, let subfolder = children[name],
+        plan.usable[subfolder] && plan.isMirrored[subfolder]
+      {
+        next.append(subfolder)
+        continue
+      }
+      _ = remove(child, status: status, sources: { sources(of: $0, in: folder) }, report: &report)
+    }
+    return next
+  }
+
+  /// Removes the entry at `location` if it mirrors nothing and squeeze made it.
+  ///
+  /// - Parameter sources: the source places of a name in `location`'s folder.
+  /// - Returns: true when it is gone (or, in a dry run, would be).
+  private func remove(
+    _ location: RelativeLocation, status: FileStatus, sources: (RawPath) -> [SourcePath],
+    report: inout Report
+  ) -> Bool {
+    let name = location.name
+    switch status.kind {
+    case .regular:
+      guard let sourceName = sourceName(ofOutput: name) else {
+        return keepForeign(location, report: &report)
+      }
+      let places = sources(sourceName)
+      if exists(places, as: .regular) { return false }
+      guard isOutput(location, of: sourceName) else {
+        return keepForeign(location, report: &report)
+      }
+      return removeEntry(location, status: status, places: places, kind: .regular, report: &report)
+    case .symbolicLink:
+      let places = sources(name)
+      if exists(places, as: .symbolicLink) { return false }
+      return removeEntry(
+        location, status: status, places: places, kind: .symbolicLink, report: &report)
+    case .directory:
+      let places = sources(name)
+      if exists(places, as: .directory) { return false }  // there, but not walked: kept
+      return prune(unmirrored: location, status: status, places: places, report: &report)
+    default:
+      return keepForeign(location, report: &report)
+    }
+  }
+
+  /// Empties a folder whose source is gone of what squeeze made in it, then removes it.
+  private func prune(
+    unmirrored location: RelativeLocation, status: FileStatus, places: [SourcePath],
+    report: inout Report
+  ) -> Bool {
+    if status.changeTime >= runStart { return keptNew(location, report: &report) }
+    if !dryRun && status.permissions & 0o700 != 0o700 {
+      let writable = location.isWritableFolder()
+      if !writable { try? location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
+    }
+    let entries: [(name: RawPath, type: UInt8)]
+    do {
+      let opened = try FileDescriptor.open(
+        location.relativePath, in: base, flags: O_RDONLY | O_DIRECTORY)
+      entries = try DirectoryReader.entries(of: opened.rawValue)
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot list for --delete: \(error)"))
+      return false
+    }
+    var allGone = true
+    for entry in entries.sorted(by: { $0.name < $1.name }) {
+      let child = RelativeLocation(base: base, directory: location.relativePath, name: entry.name)
+      if TemporaryNamer.isTemporary(entry.name) {
+        allGone = false  // a live run's, or removed by the next run's cleaning
+        continue
+      }
+      guard let childStatus = try? child.entryStatus() else { continue }
+      let gone = remove(
+        child, status: childStatus,
+        sources: { name in places.map { ($0.base, $0.path.appending(name)) } },
+        report: &report)
+      allGone = allGone && gone
+    }
+    guard allGone else { return false }
+    return removeEntry(location, status: status, places: places, kind: .directory, report: &report)
+  }
+
+  /// Removes one entry after the last checks: not changed since the run started, and its
+  /// source still absent (`lstat`, right before the removal).
+  private func removeEntry(
+    _ location: RelativeLocation, status: FileStatus, places: [SourcePath], kind: FileKind,
+    report: inout Report
+  ) -> Bool {
+    // A folder's own time changed when its entries were removed just now: it was checked
+    // before that.
+    if kind != .directory && status.changeTime >= runStart {
+      return keptNew(location, report: &report)
+    }
+    if exists(places, as: kind) { return false }
+    if dryRun {
+      report.deleted += 1
+      report.deletedPaths.append(display(location))
+      return true
+    }
+    do {
+      try location.removeEntry(folder: kind == .directory)
+    } catch  where error.code == ENOENT {
+      return true
+    } catch  where error.code == ENOTEMPTY || error.code == EEXIST {
+      return false
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(path: display(location), cause: "cannot delete: \(error)"))
+      return false
+    }
+    report.deleted += 1
+    if verbose { report.lines.append("\(display(location).displayString): deleted") }
+    return true
+  }
+
+  /// The source name an output called `name` has: `name` without the suffix.
+  private func sourceName(ofOutput name: RawPath) -> RawPath? {
+    let suffix = settings.plan.naming.suffix.bytes
+    guard name.hasSuffix(suffix) else { return nil }
+    return RawPath(bytes: name.bytes.dropLast(suffix.count))
+  }
+
+  /// True when the regular file at `location` is squeeze's output of `sourceName`: its
+  /// FNAME names it, or it is a hard link (in the same folder) of the output of another
+  /// name of the same file, whose FNAME it carries.
+  private func isOutput(_ location: RelativeLocation, of sourceName: RawPath) -> Bool {
+    guard let (header, status) = ExistingOutput.header(at: location), let named = header.name
+    else { return false }
+    if named == sourceName.bytes { return true }
+    guard status.linkCount > 1 else { return false }
+    let sibling = location.sibling(
+      named: RawPath(bytes: named).addingSuffix(settings.plan.naming.suffix))
+    return (try? sibling.entryStatus())?.isSameFile(as: status) ?? false
+  }
+
+  /// True when any of `places` holds an entry of `kind` (following a link there when links
+  /// are followed: it was mirrored as what it leads to). An entry that cannot be examined
+  /// counts as there.
+  private func exists(_ places: [SourcePath], as kind: FileKind) -> Bool {
+    for place in places {
+      let location = MirrorPlan.location(ofFolder: place.path, base: place.base)
+      do {
+        var status = try location.entryStatus()
+        if status.kind == .symbolicLink && settings.followsSymlinks && kind != .symbolicLink {
+          status = try FileStatus.of(place.path, in: place.base, followingSymlinks: true)
+        }
+        if status.kind == kind { return true }
+      } catch  where [ENOENT, ENOTDIR, ELOOP].contains(error.code) {
+        continue
+      } catch {
+        return true
+      }
+    }
+    return false
+  }
+
+  private func keepForeign(_ location: RelativeLocation, report: inout Report) -> Bool {
+    report.keptForeign += 1
+    if verbose {
+      report.lines.append("\(display(location).displayString): kept (not written by squeeze)")
+    }
+    return false
+  }
+
+  private func keptNew(_ location: RelativeLocation, report: inout Report) -> Bool {
+    if verbose {
+      report.lines.append(
+        "\(display(location).displayString): kept (changed since this run started)")
+    }
+    return false
+  }
+
+  private func display(_ location: RelativeLocation) -> RawPath {
+    settings.plan.mirrorDisplay(location.relativePath)
+  }
+}

@@ -1,0 +1,273 @@
+import CSystem
+import Glibc
+
+/// The entries of a mirror written once the files' outputs are published: symbolic links
+/// (stored as links with the same target bytes, never resolved), further names of hard-link
+/// groups (hard links of the group's output, as `rsync -H` makes them), and outputs that a
+/// folder was in the way of (``HeldReplacement``).
+///
+/// A new link or hard link is created under its final name directly when nothing is there
+/// (`symlinkat` and `linkat` fail rather than replace); one that replaces an entry is made
+/// under a temporary name, made durable (one `syncfs` for all of them), then renamed over
+/// the old entry, so a crash leaves the old entry or the new one, never neither.
+struct MirrorEntries {
+  /// The run's listing.
+  let list: FileList
+  /// Destination, naming, force, operation, ownership.
+  let settings: CompressionSettings
+  /// The open folders.
+  let bases: BaseDirectories
+  /// Temporary names.
+  let namer: TemporaryNamer
+  /// The mirror's open folder (for `syncfs`).
+  let base: Int32
+  /// Print a line per entry written (`-v`).
+  let verbose: Bool
+
+  /// What writing entries came to: the run's results grow, lines go to stderr.
+  struct Report {
+    var lines: [String] = []
+
+    mutating func fail(
+      _ path: RawPath, _ failure: FileFailure, results: inout RunResults
+    ) {
+      results.failures.append((path, failure))
+      lines.append("squeeze: \(path.displayString): \(failure)")
+    }
+  }
+
+  /// Writes the planned symbolic links.
+  ///
+  /// - Returns: links a folder is in the way of, made durable under temporary names.
+  func writeLinks(
+    _ plan: MirrorPlan, results: inout RunResults, report: inout Report
+  ) -> [HeldReplacement] {
+    var replacing: [(temporary: RelativeLocation, final: RelativeLocation, source: RawPath)] = []
+    var held: [HeldReplacement] = []
+    for planned in plan.links {
+      let link = list.links[planned.link]
+      guard plan.isUsable(directory: link.directory),
+        let location = settings.plan.mirrorLocation(
+          named: list.name(of: link), inDirectory: link.directory, of: list, bases: bases)
+      else { continue }
+      let source = list.displayPath(of: link)
+      let display = settings.plan.mirrorDisplay(location.relativePath)
+      do throws(SystemError) {
+        switch planned.existing {
+        case .upToDate:
+          results.linksUpToDate += 1
+        case .stale where planned.retimeOnly:
+          try location.setTimes(access: link.accessTime, modification: link.modificationTime)
+          results.linksUpToDate += 1
+        case .absent:
+          do throws(SystemError) {
+            try location.makeSymbolicLink(to: list.target(of: link))
+          } catch  where error.code == EEXIST {
+            report.fail(source, .outputAppeared(display), results: &results)
+            continue
+          }
+          try giveMetadata(of: link, to: location)
+          results.linksWritten += 1
+          if verbose {
+            report.lines.append("\(source.displayString): link → \(display.displayString)")
+          }
+        case .stale:
+          replacing.append((try temporaryLink(link, beside: location), location, source))
+        case .foreign where settings.force:
+          replacing.append((try temporaryLink(link, beside: location), location, source))
+        case .folderInTheWay(let empty) where empty || settings.deletes:
+          held.append(
+            HeldReplacement(
+              temporary: try temporaryLink(link, beside: location), final: location,
+              display: display, removal: nil))
+        case .folderInTheWay:
+          report.fail(source, .folderNotEmpty(display), results: &results)
+        case .foreign:
+          report.fail(source, existsFailure(display), results: &results)
+        case .inTheWay(let kind):
+          report.fail(source, .outputInTheWay(display, kind), results: &results)
+        }
+      } catch {
+        report.fail(source, .cannotCreateOutput(display, error), results: &results)
+      }
+    }
+    guard !replacing.isEmpty || !held.isEmpty else { return held }
+    if squeeze_syncfs(base) != 0 {
+      let error = SystemError.current
+      for entry in replacing {
+        try? entry.temporary.removeEntry()
+        report.fail(
+          entry.source,
+          .cannotPublish(settings.plan.mirrorDisplay(entry.final.relativePath), .sync, error),
+          results: &results)
+      }
+      for entry in held { try? entry.temporary.removeEntry() }
+      return []
+    }
+    for entry in replacing {
+      let display = settings.plan.mirrorDisplay(entry.final.relativePath)
+      do throws(SystemError) {
+        try entry.temporary.rename(to: entry.final, .replace)
+        results.linksWritten += 1
+        if verbose {
+          report.lines.append("\(entry.source.displayString): link → \(display.displayString)")
+        }
+      } catch {
+        try? entry.temporary.removeEntry()
+        report.fail(entry.source, .cannotPublish(display, .rename, error), results: &results)
+      }
+    }
+    return held
+  }
+
+  /// A link like `link` under a temporary name beside `location`, with its metadata.
+  private func temporaryLink(
+    _ link: FileList.Link, beside location: RelativeLocation
+  ) throws(SystemError) -> RelativeLocation {
+    let temporary = location.sibling(named: namer.next())
+    try temporary.makeSymbolicLink(to: list.target(of: link))
+    do throws(SystemError) {
+      try giveMetadata(of: link, to: temporary)
+    } catch {
+      try? temporary.removeEntry()
+      throw error
+    }
+    return temporary
+  }
+
+  /// Gives a mirrored link its source's owner (as root) and times.
+  private func giveMetadata(of link: FileList.Link, to location: RelativeLocation)
+    throws(SystemError)
+  {
+    if settings.copiesOwnership
+      && (link.userID != TemporaryOutput.owner.user
+        || link.groupID != TemporaryOutput.owner.group)
+    {
+      try location.setOwner(user: link.userID, group: link.groupID)
+    }
+    try location.setTimes(access: link.accessTime, modification: link.modificationTime)
+  }
+
+  /// The failure for a file in the way that squeeze may not replace.
+  private func existsFailure(_ display: RawPath) -> FileFailure {
+    settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
+  }
+
+  /// Makes each further name of a hard-link group a hard link of the group's output, once
+  /// that output is in place (done or up to date in this run).
+  ///
+  /// - Parameter leaders: only the followers of these leaders (all when nil).
+  func linkFollowers(
+    _ plan: MirrorPlan, leaders: Set<Int>? = nil, waiting: Set<Int> = [],
+    results: inout RunResults, report: inout Report
+  ) {
+    for follower in plan.followers {
+      if let leaders, !leaders.contains(follower.leader) { continue }
+      if leaders == nil && waiting.contains(follower.leader) { continue }
+      let file = list.files[follower.file]
+      let leaderFile = list.files[follower.leader]
+      guard plan.isUsable(directory: file.directory),
+        let name = settings.plan.outputName(for: list.name(of: file)),
+        let leaderName = settings.plan.outputName(for: list.name(of: leaderFile))
+      else { continue }
+      let source = list.displayPath(of: file)
+      let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
+      let leaderTarget = settings.plan.target(
+        named: leaderName, of: leaderFile, in: list, bases: bases)
+      let display = settings.plan.displayPath(named: name, of: file, in: list)
+      let leaderDisplay = settings.plan.displayPath(named: leaderName, of: leaderFile, in: list)
+      if results.failedFiles.contains(follower.leader) {
+        report.fail(source, .groupOutputFailed(leaderDisplay), results: &results)
+        continue
+      }
+      do throws(SystemError) {
+        switch follower.existing {
+        case .upToDate:
+          results.upToDate += 1
+          continue
+        case .absent:
+          do throws(SystemError) {
+            try leaderTarget.hardLink(at: target)
+          } catch  where error.code == EEXIST {
+            report.fail(source, .outputAppeared(display), results: &results)
+            continue
+          }
+        case .stale:
+          try replace(target, withLinkOf: leaderTarget)
+        case .foreign where settings.force:
+          try replace(target, withLinkOf: leaderTarget)
+        case .foreign:
+          report.fail(source, existsFailure(display), results: &results)
+          continue
+        case .inTheWay(let kind):
+          report.fail(source, .outputInTheWay(display, kind), results: &results)
+          continue
+        case .folderInTheWay:
+          report.fail(source, .outputInTheWay(display, .directory), results: &results)
+          continue
+        }
+        results.hardLinked += 1
+        if verbose {
+          report.lines.append(
+            "\(source.displayString): hard link of \(leaderDisplay.displayString) → \(display.displayString)"
+          )
+        }
+      } catch {
+        report.fail(source, .cannotCreateOutput(display, error), results: &results)
+      }
+    }
+  }
+
+  /// Replaces the entry at `target` with a hard link of `leader`, made under a temporary
+  /// name and renamed over it.
+  private func replace(_ target: RelativeLocation, withLinkOf leader: RelativeLocation)
+    throws(SystemError)
+  {
+    let temporary = target.sibling(named: namer.next())
+    try leader.hardLink(at: temporary)
+    do throws(SystemError) {
+      try temporary.rename(to: target, .replace)
+    } catch {
+      try? temporary.removeEntry()
+      throw error
+    }
+  }
+
+  /// Completes held outputs and links: each takes its folder's place if the folder is empty
+  /// now (then a held output's source is removed with `--rm`); otherwise it is dropped and
+  /// the folder kept.
+  ///
+  /// - Parameter sources: for each held entry, the source to name in messages and, for an
+  ///   output, its file index (its outcome becomes a failure if it cannot take its place).
+  func complete(
+    _ held: [(file: Int?, source: RawPath, replacement: HeldReplacement)],
+    results: inout RunResults, report: inout Report
+  ) {
+    for entry in held {
+      switch entry.replacement.complete() {
+      case .replaced:
+        if entry.file == nil { results.linksWritten += 1 }
+        if let removal = entry.replacement.removal {
+          if case .removed = SourceRemoval.remove(removal, force: settings.force) {
+            results.removed += 1
+          }
+        }
+      case .folderKept:
+        undo(entry.file, results: &results)
+        report.fail(entry.source, .folderNotEmpty(entry.replacement.display), results: &results)
+      case .failed(let error):
+        undo(entry.file, results: &results)
+        report.fail(
+          entry.source, .cannotPublish(entry.replacement.display, .rename, error),
+          results: &results)
+      }
+    }
+  }
+
+  /// A held output that did not take its place is not done after all.
+  private func undo(_ file: Int?, results: inout RunResults) {
+    guard let file else { return }
+    results.done -= 1
+    results.failedFiles.insert(file)
+  }
+}

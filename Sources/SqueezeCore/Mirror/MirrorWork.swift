@@ -1,0 +1,94 @@
+import CSystem
+import Glibc
+
+/// A mirror's work around its files (``MirrorPlan``), in the order that keeps it a backup
+/// whatever happens to the run:
+///
+/// 1. before the files: its folders made, with owner `rwx` (``MirrorFolders/prepare(_:)``);
+/// 2. after the files are published (and synced by the publisher): symbolic links, and
+///    further names of hard-link groups linked to their group's output;
+/// 3. with `--delete`, once all of that is on disk (one more `syncfs`), the pruning
+///    (``MirrorDeletion``), unless the walk met an error;
+/// 4. entries a folder was in the way of take its place, if it is empty now;
+/// 5. every folder given its source's metadata, deepest first; a last `syncfs`.
+struct MirrorWork {
+  /// The run's listing.
+  let list: FileList
+  /// The run's settings.
+  let settings: CompressionSettings
+  /// The open folders.
+  let bases: BaseDirectories
+  /// Temporary names.
+  let namer: TemporaryNamer
+  /// The mirror's open folder.
+  let base: Int32
+  /// When the run started (coarse real time, for `--delete`'s `st_ctime` guard).
+  let runStart: Timestamp
+  /// Print a line per entry (`-v`).
+  let verbose: Bool
+
+  /// The folders' part.
+  var folders: MirrorFolders {
+    MirrorFolders(list: list, settings: settings, base: base, namer: namer)
+  }
+
+  /// The links' and hard links' part.
+  var entries: MirrorEntries {
+    MirrorEntries(
+      list: list, settings: settings, bases: bases, namer: namer, base: base, verbose: verbose)
+  }
+
+  /// The pruning, or nil when not asked for (`--delete`) or skipped after walk errors.
+  func deletion(of plan: MirrorPlan, dryRun: Bool, walkErrors: Int) -> MirrorDeletion.Report? {
+    guard settings.deletes, settings.operation == .compress, walkErrors == 0 else { return nil }
+    return MirrorDeletion(
+      list: list, plan: plan, settings: settings, bases: bases, base: base, runStart: runStart,
+      dryRun: dryRun, verbose: verbose, namer: namer
+    ).run()
+  }
+
+  /// Steps 2 to 5, after the files.
+  ///
+  /// - Returns: lines for stderr (failures, and with `-v` each entry).
+  func finish(_ plan: MirrorPlan, results: inout RunResults, walkErrors: Int) -> [String] {
+    var report = MirrorEntries.Report()
+    let writer = entries
+    let heldLinks = writer.writeLinks(plan, results: &results, report: &report)
+    let heldFiles = results.held
+    let waiting = Set(heldFiles.map(\.file))
+    writer.linkFollowers(plan, waiting: waiting, results: &results, report: &report)
+    if settings.deletes {
+      if walkErrors > 0 {
+        results.deletionsSkipped = true
+        report.lines.append(
+          "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
+      } else {
+        // What this run wrote is on disk before anything is removed.
+        _ = squeeze_syncfs(base)
+        if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
+          results.deleted += pruned.deleted
+          results.keptForeign += pruned.keptForeign
+          report.lines += pruned.lines
+          for failure in pruned.failures {
+            results.entryFailures.append(failure)
+            report.lines.append("squeeze: \(failure)")
+          }
+        }
+      }
+    }
+    var held: [(file: Int?, source: RawPath, replacement: HeldReplacement)] = heldFiles.map {
+      ($0.file, list.displayPath(of: list.files[$0.file]), $0.replacement)
+    }
+    held += heldLinks.map { (nil, $0.display, $0) }
+    writer.complete(held, results: &results, report: &report)
+    if !waiting.isEmpty {
+      writer.linkFollowers(plan, leaders: waiting, results: &results, report: &report)
+    }
+    for failure in folders.finalize(plan) {
+      results.entryFailures.append(failure)
+      report.lines.append("squeeze: \(failure)")
+    }
+    _ = squeeze_syncfs(base)
+    return report.lines
+  }
+}

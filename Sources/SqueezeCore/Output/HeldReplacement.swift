@@ -1,0 +1,60 @@
+import Glibc
+
+/// A new entry of a mirror (an output or a symbolic link) that a folder is in the way of:
+/// made durable under a temporary name in the same folder, it takes the folder's place only
+/// once the folder is empty (spec §4: an entry whose type changed is replaced only after the
+/// new one is durable). An empty folder gives way at once, after the run's writes; a
+/// non-empty one only with `--delete`, once pruning has emptied it.
+struct HeldReplacement: Sendable {
+  /// The new entry, durable, under its temporary name.
+  var temporary: RelativeLocation
+  /// Where it goes: a folder is there now.
+  var final: RelativeLocation
+  /// `final` as displayed.
+  var display: RawPath
+  /// The source to remove once the replacement is done (`--rm`), or nil.
+  var removal: Removal?
+
+  /// What completing came to.
+  enum Outcome: Sendable, Equatable {
+    /// The new entry is in place and the folder is gone.
+    case replaced
+    /// The folder still holds entries: kept, and the new entry removed.
+    case folderKept
+    /// A step failed: the new entry removed.
+    case failed(SystemError)
+  }
+
+  /// Puts the new entry in place if the folder at ``final`` is empty or gone: swapped in
+  /// with `RENAME_EXCHANGE` and the emptied folder removed, or renamed into a place now
+  /// free (`RENAME_NOREPLACE`). Otherwise removes the new entry.
+  func complete() -> Outcome {
+    do throws(SystemError) {
+      let status: FileStatus
+      do throws(SystemError) {
+        status = try final.entryStatus()
+      } catch  where error.code == ENOENT {
+        try temporary.rename(to: final, .noReplace)
+        return .replaced
+      }
+      guard status.kind == .directory, final.isEmptyFolder() else {
+        try? temporary.removeEntry()
+        return .folderKept
+      }
+      try temporary.rename(to: final, .exchange)
+      // The temporary name now holds the empty folder.
+      do throws(SystemError) {
+        try temporary.removeEntry(folder: true)
+      } catch  where error.code == ENOTEMPTY {
+        // Something was written into it meanwhile: put it back rather than lose it.
+        try? temporary.rename(to: final, .exchange)
+        try? temporary.removeEntry()
+        return .folderKept
+      }
+      return .replaced
+    } catch {
+      try? temporary.removeEntry()
+      return .failed(error)
+    }
+  }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// `--delete` (issue 11): prunes what mirrors nothing, within each argument's destination,
+/// never foreign files, nothing after a walk error, never an overlapping run's work.
+@Suite(.serialized) struct MirrorDeleteTests {
+  static func files(_ summary: [String: Any], _ key: String) -> Int? {
+    ((summary["files"] as? [String: Any])?[key] as? NSNumber)?.intValue
+  }
+
+  @Test func prunesRemovedFilesFoldersAndLinksAndKeepsForeignAndExcludedOnes() throws {
+    let folder = TemporaryFolder("delete")
+    try folder.write("S/keep.txt", text: "keep")
+    try folder.write("S/gone.txt", text: "gone")
+    try folder.write("S/old/inner.txt", text: "inner")
+    try folder.write("S/old/deep/x.txt", text: "x")
+    try folder.write("S/thing", text: "a file that becomes a folder")
+    try folder.write("S/app.log", text: "excluded next time")
+    symlink("keep.txt", folder.url("S/ln"))
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    try folder.write("M/notes.txt", text: "the user's own notes")
+    try folder.write("M/foreign.txt.gz", text: "not a gzip file at all")
+    try folder.write("M/old/mine.gz", text: "a foreign file in a pruned folder")
+    unlink(folder.url("S/gone.txt"))
+    unlink(folder.url("S/ln"))
+    _ = try Shell.run("/bin/rm", ["-r", folder.url("S/old")])
+    unlink(folder.url("S/thing"))
+    try folder.write("S/thing/inside.txt", text: "now a folder")
+    let result = try SqueezeBinary.run([
+      "--delete", "--json", "-v", "--exclude", "*.log", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+    // gone.txt.gz, ln, old/inner.txt.gz, old/deep/x.txt.gz, old/deep, thing.gz; old stays
+    // for the foreign file in it.
+    #expect(Self.files(summary, "deleted") == 6, "\(summary)")
+    #expect(Self.files(summary, "keptForeign") == 3, "\(summary)")
+    #expect(summary["deletionsSkipped"] as? Bool == false)
+    #expect(
+      TemporaryFolder.files(in: folder.url("M")) == [
+        "app.log.gz", "foreign.txt.gz", "keep.txt.gz", "notes.txt", "old/mine.gz",
+        "thing/inside.txt.gz",
+      ])
+    var status = stat()
+    #expect(lstat(folder.url("M/ln"), &status) != 0, "the link is gone")
+    #expect(result.stderrText.contains("\(folder.url("M/gone.txt.gz")): deleted"))
+    #expect(
+      result.stderrText.contains("\(folder.url("M/notes.txt")): kept (not written by squeeze)"))
+  }
+
+  @Test func twoBackupSetsInOneMirrorNeverPruneEachOther() throws {
+    let folder = TemporaryFolder("two-sets")
+    try folder.write("a/x/one.txt", text: "one")
+    try folder.write("b/y/two.txt", text: "two")
+    for _ in 0..<2 {
+      #expect(
+        try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("a/x")]).status == 0)
+      #expect(
+        try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("b/y")]).status == 0)
+    }
+    #expect(TemporaryFolder.files(in: folder.url("M")) == ["x/one.txt.gz", "y/two.txt.gz"])
+    unlink(folder.url("a/x/one.txt"))
+    #expect(
+      try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("a/x")]).status == 0)
+    #expect(TemporaryFolder.files(in: folder.url("M")) == ["y/two.txt.gz"])
+  }
+
+  @Test func aMirrorThatRemoveMovedFilesIntoIsRefused() throws {
+    let folder = TemporaryFolder("archive")
+    try folder.write("S/a.log", TestData.text(2000))
+    #expect(try SqueezeBinary.run(["--rm", "-o", folder.url("M"), folder.url("S/")]).status == 0)
+    try folder.write("S/b.log", TestData.text(1000))
+    let refused = try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("S/")])
+    #expect(refused.status == 1)
+    #expect(refused.stderrText.contains("is an archive"))
+    #expect(refused.stderrText.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 1)
+    #expect(TemporaryFolder.files(in: folder.url("M")).contains("a.log.gz"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("M/b.log.gz")), "nothing was done")
+    // Restores ignore the marker.
+    let restored = try SqueezeBinary.run(["--json", "-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    #expect(TemporaryFolder.files(in: folder.url("R")) == ["a.log"])
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(restored.stdout)) as? [String: Any])
+    let skipped = (summary["files"] as? [String: Any])?["skipped"] as? [String: Any]
+    #expect((skipped?["total"] as? NSNumber)?.intValue == 0)
+  }
+
+  @Test func anUnreadableSourceFolderMeansNothingIsDeleted() throws {
+    let folder = TemporaryFolder("walk-error")
+    let binary = try SqueezeBinary.publicCopy(in: folder)
+    try folder.write("S/gone.txt", text: "gone")
+    try folder.write("S/locked/inside.txt", text: "inside")
+    try folder.makeFolder("M")
+    _ = try Shell.run("/bin/chown", ["-R", "nobody:nogroup", folder.url("S"), folder.url("M")])
+    #expect(
+      try SqueezeBinary.runAsNobody(binary, ["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    unlink(folder.url("S/gone.txt"))
+    chmod(folder.url("S/locked"), 0)
+    let result = try SqueezeBinary.runAsNobody(
+      binary, ["--delete", "-o", folder.url("M"), folder.url("S/")])
+    #expect(result.status == 1)
+    #expect(result.stderrText.contains("deletions skipped: 1 walk error"), "\(result.stderrText)")
+    #expect(
+      TemporaryFolder.files(in: folder.url("M")) == ["gone.txt.gz", "locked/inside.txt.gz"])
+  }
+
+  @Test func anOverlappingRunsNewOutputIsKept() throws {
+    let folder = TemporaryFolder("overlap-delete")
+    try folder.write("S/small.txt", text: "small")
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    // Seconds of work at -9 on one core, so the output below appears while this run works.
+    try folder.write("S/big.txt", TestData.text(24_000_000, seed: 5))
+    try folder.write("elsewhere/late.txt", text: "another run's file")
+    let late = folder.url("M/late.txt.gz")
+    let result = try SqueezeBinary.run([
+      "--delete", "-9", "-j", "1", "-o", folder.url("M"), folder.url("S/"),
+    ]) { _ in
+      usleep(400_000)
+      // What an overlapping run over another copy of the source leaves: an output naming
+      // late.txt, a source this run never saw.
+      _ = try? Shell.sh(
+        "gzip -c -N \(Shell.quote(folder.url("elsewhere/late.txt"))) > \(Shell.quote(late))")
+    }
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(FileManager.default.fileExists(atPath: late), "changed after the run started: kept")
+    // The next run started after it: pruned (so only the time kept it).
+    #expect(
+      try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("S/")]).status == 0)
+    #expect(!FileManager.default.fileExists(atPath: late))
+  }
+
+  @Test func killNineDuringADeleteRunLosesNothing() throws {
+    let folder = TemporaryFolder("kill-delete")
+    var contents: [String: [UInt8]] = [:]
+    for index in 0..<600 {
+      let path = "S/d\(index % 8)/f\(index).txt"
+      contents[path] = TestData.text(3000 + index * 7, seed: UInt64(index))
+      try folder.write(path, contents[path]!)
+    }
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    for index in stride(from: 0, to: 600, by: 2) {
+      let path = "S/d\(index % 8)/f\(index).txt"
+      unlink(folder.url(path))
+      contents[path] = nil
+    }
+    for index in 0..<300 {
+      let path = "S/n\(index % 5)/new\(index).txt"
+      contents[path] = TestData.text(4000 + index, seed: UInt64(10_000 + index))
+      try folder.write(path, contents[path]!)
+    }
+    var generator = SystemRandomNumberGenerator()
+    for round in 0..<4 {
+      let delay = UInt32.random(in: 30_000...400_000, using: &generator)
+      _ = try SqueezeBinary.run(["--delete", "-j", "2", "-o", folder.url("M"), folder.url("S/")]) {
+        pid in
+        usleep(delay)
+        kill(pid, SIGKILL)
+      }
+      for (path, bytes) in contents {
+        let output = folder.url("M" + path.dropFirst(1) + ".gz")
+        guard path.contains("/d") || FileManager.default.fileExists(atPath: output) else {
+          continue
+        }
+        #expect(
+          try SystemGzip.decompress(output) == bytes, "round \(round): \(path) lost or damaged")
+      }
+    }
+    let final = try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("S/")])
+    #expect(final.status == 0, "\(final.stderrText)")
+    let expected = contents.keys.map { String($0.dropFirst(2)) + ".gz" }.sorted()
+    #expect(TemporaryFolder.files(in: folder.url("M")) == expected)
+  }
+
+  @Test func aDryRunListsDeletionsAndDeletesNothing() throws {
+    let folder = TemporaryFolder("delete-dry")
+    try folder.write("S/keep.txt", text: "keep")
+    try folder.write("S/gone.txt", text: "gone")
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    unlink(folder.url("S/gone.txt"))
+    let before = TreeSnapshot(folder.url("M"))
+    let result = try SqueezeBinary.run([
+      "--delete", "--dry-run", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(result.stdoutText.contains("would delete: \(folder.url("M/gone.txt.gz"))\n"))
+    #expect(result.stderrText.contains("1 would be deleted"))
+    let json = try SqueezeBinary.run([
+      "--delete", "--dry-run", "--json", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
+    #expect(Self.files(summary, "deleted") == 1)
+    let steps = summary["plan"] as? [[String: String]] ?? []
+    #expect(
+      steps.contains { $0["action"] == "delete" && $0["path"] == folder.url("M/gone.txt.gz") })
+    #expect(TreeSnapshot(folder.url("M")).identities == before.identities)
+  }
+
+  @Test(arguments: [
+    ["-d"], ["-c"], ["-t"], ["-l"], ["--rm"], ["--shard", "1/2"], ["-n"],
+  ])
+  func deleteWithAnOptionThatWouldMisuseItIsAUsageError(extra: [String]) throws {
+    let folder = TemporaryFolder("delete-usage")
+    try folder.write("S/a.txt", text: "a")
+    var arguments = ["--delete"] + extra
+    // -c, -t and -l are refused with -o on their own: --delete is refused without it too.
+    if !["-c", "-t", "-l"].contains(extra[0]) { arguments += ["-o", folder.url("M")] }
+    let result = try SqueezeBinary.run(arguments + [folder.url("S/")])
+    #expect(result.status == 64, "\(extra): \(result.stderrText)")
+    #expect(result.stderrText.hasPrefix("Error: '--delete' cannot be used with"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("M")))
+    let alone = try SqueezeBinary.run(["--delete", folder.url("S/")])
+    #expect(alone.status == 64)
+    #expect(alone.stderrText.hasPrefix("Error: '--delete' requires '--output'"))
+  }
+}
