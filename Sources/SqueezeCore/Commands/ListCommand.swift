@@ -96,9 +96,9 @@ struct ListCommand {
     decoding descriptor: Int32, path: RawPath, name: RawPath, decoders: DecoderPool
   ) throws(FileFailure) -> (entry: Entry, storedName: RawPath?) {
     let decoder = try decoders.withWorkspace { (workspace) throws(FileFailure) in
-      try GzipFileReader.decode(descriptor, workspace: workspace, stop: nil, progress: { _ in }) {
-        _ in
-      }
+      try GzipFileReader.decode(
+        descriptor, workspace: workspace, stop: nil, progress: { _ in }, restart: {}
+      ) { _ in }
     }
     let stored = decoder.firstHeader?.name.map { RawPath(bytes: $0) }
     return (

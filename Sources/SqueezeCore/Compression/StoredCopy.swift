@@ -11,7 +11,8 @@ extension CompressionJob {
   ///
   /// Reads sequentially to the end of the file through one buffer of at most
   /// ``storedReadSize`` bytes (smaller for a smaller file), so memory does not grow with the
-  /// file. The output is the source plus 5 bytes per 65,535, the header and the trailer.
+  /// file. The output is the source plus 5 bytes per 65,535 and per run, the header and the
+  /// trailer.
   ///
   /// - Parameter progress: called with each count of source bytes copied.
   /// - Returns: what to hand the publisher.
@@ -21,7 +22,7 @@ extension CompressionJob {
     let capacity = Int(min(Int64(Self.storedReadSize), max(before.size, 0) + 1))
     let input = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     defer { input.deallocate() }
-    let outputCapacity = header.count + StoredBlocks.encodedLength(of: capacity) + 8
+    let outputCapacity = header.count + StoredBlocks.size(ofLength: capacity, isLast: false) + 8
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: outputCapacity, alignment: 16)
     defer { buffer.deallocate() }
     header.withUnsafeBytes { buffer.copyMemory(from: $0) }
@@ -52,8 +53,14 @@ extension CompressionJob {
       let data = UnsafeRawBufferPointer(rebasing: input[..<count])
       crc.update(data)
       bytesRead += Int64(count)
-      used += StoredBlocks.encode(
-        data, isLast: isLast, into: UnsafeMutableRawBufferPointer(rebasing: buffer[used...]))
+      // Each run but the last ends with the sync marker: a wrapped file's runs are
+      // independent chunks, which restore in parallel. (The buffer holds a full run's
+      // size(ofLength:isLast:), so the write always fits.)
+      guard
+        let stored = StoredBlocks.write(
+          data, isLast: isLast, into: UnsafeMutableRawBufferPointer(rebasing: buffer[used...]))
+      else { throw .cannotWriteOutput(output.display.path, SystemError(code: ENOBUFS)) }
+      used += stored
       if count > 0 { progress(count) }
       if isLast { break }
       try output.write(UnsafeRawBufferPointer(rebasing: buffer[..<used]))

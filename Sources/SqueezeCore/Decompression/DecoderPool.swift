@@ -10,6 +10,8 @@ import Synchronization
 final class DecodeWorkspace: @unchecked Sendable {
   /// The reusable inflater.
   let inflater: any RawInflater
+  /// The engine it belongs to.
+  let engine: Engine
   /// Compressed bytes read from the source.
   let input: UnsafeMutableRawBufferPointer
   /// Decompressed bytes on their way to the output.
@@ -20,6 +22,7 @@ final class DecodeWorkspace: @unchecked Sendable {
 
   /// - Throws: ``EngineError`` when the engine cannot allocate an inflater.
   init(engine: Engine) throws(EngineError) {
+    self.engine = engine
     inflater = try engine.makeInflater()
     input = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
     output = .allocate(byteCount: DecodeWorkspace.bufferSize, alignment: 64)
@@ -68,25 +71,65 @@ enum GzipFileReader {
   /// Reads `descriptor` to its end, decoding every member and passing the uncompressed data
   /// to `sink`.
   ///
+  /// zlib is the reference of what is valid gzip. ISA-L (the fast engine's inflater) is
+  /// more lenient about some invalid deflate headers (an incomplete Huffman code that zlib
+  /// calls "invalid code lengths set" decodes until its gaps are hit), so when it refuses a
+  /// file that can be read again from its start, zlib decodes the file again and its verdict
+  /// stands: the same files fail with the same fault whichever engine runs (the detail and
+  /// position may be zlib's). With `restart`, the output is redone from the start (nothing
+  /// was published yet); without it, zlib only diagnoses (output already sent on, as to
+  /// standard output), and ISA-L's fault stands when zlib finds none.
+  ///
   /// - Parameters:
   ///   - prefix: bytes already read from `descriptor` (its head, read to tell gzip from other
   ///     data), decoded first as if read again.
   ///   - passesTrailingDataThrough: copy data after the last member to `sink` (`-dcf`).
   ///   - progress: called with each count of compressed bytes read.
   ///   - stop: checked between reads.
+  ///   - restart: forgets what `sink` was given, before a second decode from the start.
   /// - Returns: the decoder, finished (its header, member count and totals).
   /// - Throws: ``FileFailure``: `.badGzip` for the data's faults, `.cannotRead`, what `sink`
   ///   throws, `.interrupted`.
   static func decode(
     _ descriptor: Int32, prefix: [UInt8] = [], passesTrailingDataThrough: Bool = false,
     workspace: DecodeWorkspace, stop: AtomicFlag?,
-    progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+    progress: (Int) -> Void, restart: (() throws(FileFailure) -> Void)?,
+    sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
+    do {
+      try decode(
+        descriptor, with: &decoder, prefix: prefix, workspace: workspace, stop: stop,
+        progress: progress, sink: sink)
+      return decoder
+    } catch .badGzip(let fault) where workspace.engine != .zlib {
+      return try decodeAgainWithZlib(
+        descriptor, passesTrailingDataThrough: passesTrailingDataThrough, fault: fault,
+        stop: stop, restart: restart, sink: sink)
+    }
+  }
+
+  /// The second decode of ``decode(_:prefix:passesTrailingDataThrough:workspace:stop:progress:restart:sink:)``,
+  /// with zlib, from the start of the file, after the fast engine refused it with `fault`.
+  ///
+  /// - Throws: zlib's fault; `fault` when the file cannot be read again, or when zlib
+  ///   accepts it but the output cannot be redone.
+  static func decodeAgainWithZlib(
+    _ descriptor: Int32, passesTrailingDataThrough: Bool, fault: GzipFormatError,
+    stop: AtomicFlag?, restart: (() throws(FileFailure) -> Void)?,
+    sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+  ) throws(FileFailure) -> GzipDecoder {
+    guard lseek(descriptor, 0, SEEK_SET) == 0,
+      let reference = try? DecodeWorkspace(engine: .zlib)
+    else { throw .badGzip(fault) }
+    try restart?()
+    var decoder = GzipDecoder(inflater: reference.inflater, output: reference.output)
+    decoder.passesTrailingDataThrough = passesTrailingDataThrough
     try decode(
-      descriptor, with: &decoder, prefix: prefix, workspace: workspace, stop: stop,
-      progress: progress, sink: sink)
+      descriptor, with: &decoder, workspace: reference, stop: stop, progress: { _ in },
+      sink: restart == nil ? { _ in } : sink)
+    guard restart != nil else { throw .badGzip(fault) }
     return decoder
   }
 

@@ -34,7 +34,8 @@ enum DecompressionJob {
     defer { close(opened.source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
-        opened.source.descriptor, workspace: workspace, stop: context.stop, progress: progress
+        opened.source.descriptor, workspace: workspace, stop: context.stop, progress: progress,
+        restart: { () throws(FileFailure) in try opened.output.rewind() }
       ) { (chunk) throws(FileFailure) in
         try opened.output.write(chunk)
       }
@@ -209,7 +210,8 @@ enum TestJob {
     defer { close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
-        source.descriptor, workspace: workspace, stop: context.stop, progress: progress
+        source.descriptor, workspace: workspace, stop: context.stop, progress: progress,
+        restart: {}
       ) { _ in }
     }
     return (decoder.offset, decoder.totalOutput)

@@ -23,7 +23,10 @@ enum Verification {
     let decoder: GzipDecoder
     do {
       decoder = try decoders.withWorkspace { (workspace) throws(FileFailure) in
-        try GzipFileReader.decode(descriptor, workspace: workspace, stop: nil, progress: { _ in }) {
+        try GzipFileReader.decode(
+          descriptor, workspace: workspace, stop: nil, progress: { _ in },
+          restart: { crc = CRC32() }
+        ) {
           crc.update($0)
         }
       }

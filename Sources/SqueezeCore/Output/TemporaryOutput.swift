@@ -63,6 +63,16 @@ final class TemporaryOutput {
   /// Appends `bytes`.
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` (a full disk, a file-size limit).
+  /// Empties the temporary, to write it again from the start.
+  ///
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
+  func rewind() throws(FileFailure) {
+    guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+      throw .cannotWriteOutput(display.path, SystemError.current)
+    }
+    bytesWritten = 0
+  }
+
   func write(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
     do throws(SystemError) {
       try writeAll(bytes, to: descriptor)

@@ -40,8 +40,18 @@ extension ParallelCompressor {
       try opened?.output.write(chunk)
     }
     do throws(FileFailure) {
-      let (bytesIn, bytesOut) = try await restoreChunks(
-        source, gate: gate, slots: bounded ? slots : nil, task: &task, sink: sink)
+      var (bytesIn, bytesOut): (Int64, Int64)
+      do throws(FileFailure) {
+        (bytesIn, bytesOut) = try await restoreChunks(
+          source, gate: gate, slots: bounded ? slots : nil, task: &task, sink: sink)
+      } catch .badGzip(let fault) where configuration.settings.engine != .zlib {
+        // zlib, the reference, has the last word on a file ISA-L refused (see
+        // GzipFileReader.decode): the output is redone from the start.
+        let decoder = try GzipFileReader.decodeAgainWithZlib(
+          source.descriptor, passesTrailingDataThrough: false, fault: fault, stop: stop,
+          restart: { () throws(FileFailure) in try opened?.output.rewind() }, sink: sink)
+        (bytesIn, bytesOut) = (decoder.offset, decoder.totalOutput)
+      }
       if let opened {
         return (
           .success(

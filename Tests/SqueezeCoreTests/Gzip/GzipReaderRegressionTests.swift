@@ -11,6 +11,10 @@ import Testing
 ///   depended on the pieces (fixed: zlib's consumed count gives the exact position).
 /// - crash-a7f6cc29…: garbage after a member; its position counted the bytes of a partial
 ///   header already taken (fixed: the position is where the garbage starts).
+/// - crash-92054a5e…: an invalid code lengths code in a dynamic block header: zlib refuses it
+///   at once ("invalid code lengths set"); ISA-L, more lenient about incomplete codes,
+///   decodes on to the end of the input ("truncated"). The file reader therefore lets zlib
+///   decide whenever ISA-L refuses a file, so both engines report the same fault.
 /// - crash-f9bf6e20…: a distance before the start of the data. ISA-L's error position is
 ///   where it stopped reading, up to 8 bytes past the fault, and so depends on the pieces
 ///   (12009 or 12017): with the fast engine the fault must not depend on them, the position
@@ -73,10 +77,9 @@ import Testing
     #expect(comparable(Self.outcome(bytes, engine: engine) { 1 + $0 % 7 }) == whole, "\(name)")
     #expect(comparable(Self.outcome(bytes, engine: engine) { _ in 4096 }) == whole, "\(name)")
     #expect(comparable(Self.outcome(bytes, engine: engine) { _ in 1 }) == whole, "\(name)")
-    // Both engines find the same fault.
-    let other: Engine = engine == .zlib ? .fast : .zlib
-    #expect(
-      Self.fault(Self.outcome(bytes, engine: engine) { _ in 4096 })
-        == Self.fault(Self.outcome(bytes, engine: other) { _ in 4096 }), "\(name)")
+    // What ISA-L accepts, zlib (the reference) accepts the same way. (Where ISA-L refuses,
+    // the file reader lets zlib decide: EngineTests checks the messages of whole files.)
+    let fast = Self.outcome(bytes, engine: .fast) { _ in 4096 }
+    if fast.hasPrefix("ok") { #expect(Self.outcome(bytes, engine: .zlib) { _ in 4096 } == fast) }
   }
 }

@@ -9,11 +9,12 @@ import Testing
 /// and members the system's gzip reads back.
 @Suite struct StoredBlocksTests {
   static func encode(_ input: [UInt8], isLast: Bool) -> [UInt8] {
-    var output = [UInt8](repeating: 0xAA, count: StoredBlocks.encodedLength(of: input.count))
+    var output = [UInt8](
+      repeating: 0xAA, count: StoredBlocks.size(ofLength: input.count, isLast: isLast))
     let written = input.withUnsafeBytes { source in
-      output.withUnsafeMutableBytes { StoredBlocks.encode(source, isLast: isLast, into: $0) }
+      output.withUnsafeMutableBytes { StoredBlocks.write(source, isLast: isLast, into: $0) }
     }
-    #expect(written == output.count, "encodedLength is exact")
+    #expect(written == output.count, "size(ofLength:isLast:) is exact")
     return output
   }
 
