@@ -1,7 +1,7 @@
 // libFuzzer target for squeeze's gzip reader (GzipDecoder, GzipHeader, both engines'
 // inflaters: ISA-L's, the fast engine's, and zlib's; CRC-32). Not a SwiftPM target:
-// scripts/fuzz builds the SqueezeEngines module and compiles this file with the Gzip and
-// System sources of SqueezeCore, all with `swiftc -sanitize=fuzzer,address`.
+// scripts/fuzz builds the SqueezeEngines module and compiles this file with the sources of
+// SqueezeCore, all with `swiftc -sanitize=fuzzer,address`.
 //
 // For every input it checks, beyond "no crash, no sanitizer report":
 // - with each engine, the result does not depend on how the input is cut into pieces: fed
