@@ -56,7 +56,8 @@ final class RunDiagnostics: Sendable {
       log.end(
         files: files, failed: results.failed, bytesIn: results.bytesIn, bytesOut: results.bytesOut,
         maxRunning: tracker.counters.maxRunning.load(ordering: .relaxed),
-        maxEnqueued: tracker.counters.maxEnqueued.load(ordering: .relaxed), hangs: report)
+        maxEnqueued: tracker.counters.maxEnqueued.load(ordering: .relaxed), hangs: report,
+        leakedContinuations: tracker.counters.continuationWaits.load(ordering: .relaxed))
       log.flush()
     }
     return report

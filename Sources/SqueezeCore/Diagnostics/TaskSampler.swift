@@ -2,10 +2,12 @@ import Dispatch
 import Foundation
 import Glibc
 
-/// Samples the task-state counters and the main-actor lag into the task-state log at a fixed
-/// period (10 ms by default, `--sample-interval`), from a thread of its own: reading atomics
-/// never enters an actor, so sampling does not disturb what it measures. The same thread
-/// writes the log's buffer out when it grows past 64 KiB.
+/// Samples the task-state counters, the main-actor lag and the state of every thread of the
+/// process (``ThreadStates``) into the task-state log at a fixed period (10 ms by default,
+/// `--sample-interval`), from a thread of its own (`squeeze-sampler`): reading atomics never
+/// enters an actor, so sampling does not disturb what it measures. Each thread seen for the
+/// first time (or renamed) gets a `thread` event with its name. The same thread writes the
+/// log's buffer out when it grows past 64 KiB.
 final class TaskSampler: Sendable {
   private let counters: TaskCounters
   private let heartbeat: MainActorHeartbeat
@@ -24,8 +26,10 @@ final class TaskSampler: Sendable {
 
   /// Starts sampling.
   func start() {
-    let thread = Thread { [self] in self.sampleUntilStopped() }
-    thread.name = "squeeze-sampler"
+    let thread = Thread { [self] in
+      ThreadName.set("squeeze-sampler")
+      self.sampleUntilStopped()
+    }
     thread.start()
   }
 
@@ -35,8 +39,9 @@ final class TaskSampler: Sendable {
     clock_gettime(CLOCK_MONOTONIC, &deadline)
     let step = Int(interval * 1e9)
     var lastFlush = MonotonicClock.now()
+    var threads = ThreadStates()
     while !stopRequested.isSet {
-      takeSample()
+      takeSample(&threads)
       // Out at least once a second, so a run that is killed or hangs leaves a log that
       // `squeeze timeline` can draw up to its last second.
       let now = MonotonicClock.now()
@@ -53,20 +58,23 @@ final class TaskSampler: Sendable {
       }
       while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
     }
+    // The last sample, once the work is done.
+    takeSample(&threads)
     finished.signal()
   }
 
-  private func takeSample() {
+  private func takeSample(_ threads: inout ThreadStates) {
+    let (readings, named) = threads.read()
     let now = MonotonicClock.now()
+    for thread in named { log.thread(tid: thread.tid, name: thread.name, at: now) }
     log.sample(
-      counters.snapshot(), mainActorLagMilliseconds: heartbeat.currentLag(at: now) * 1000, at: now)
+      counters, mainActorLagMilliseconds: heartbeat.currentLag(at: now) * 1000, threads: readings)
   }
 
   /// Takes a last sample, stops the thread and writes the log's buffer out.
   func stop() {
     stopRequested.set()
     finished.wait()
-    takeSample()
     log.flush()
   }
 }
