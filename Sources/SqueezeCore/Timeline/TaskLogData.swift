@@ -40,6 +40,9 @@ struct TaskLogData: Sendable {
     var mainActorLagMilliseconds: Double
     /// Every thread's state (schema 2; empty in schema 1).
     var threads: [ThreadReading] = []
+    /// How many task and chunk events came before it in the log: schema 2 takes samples
+    /// under the log's lock, so its counts equal a replay of exactly those events.
+    var changesBefore = 0
   }
 
   /// One `thread` event: a thread first seen, or renamed.
@@ -210,7 +213,7 @@ struct TaskLogData: Sendable {
         time: time, running: integer("running"), enqueued: integer("enqueued"),
         suspended: integer("suspended"), alive: integer("alive"), total: integer("total"),
         completed: integer("completed"), actorQueue: integer("actorQueue"),
-        mainActorLagMilliseconds: number("mainActorLagMs"))
+        mainActorLagMilliseconds: number("mainActorLagMs"), changesBefore: changes.count)
       for thread in object["threads"]?.array ?? [] {
         guard let tid = thread["tid"]?.integer,
           let state = thread["state"]?.string.flatMap(ThreadState.init(rawValue:))

@@ -94,11 +94,8 @@ import Testing
     #expect(svg.contains("class=\"running\""))
     #expect(svg.contains("class=\"failed\""))
     #expect(svg.contains("--isolation nonisolated"))
-    if tasks > TimelineRenderer.maximumLanes {
-      #expect(svg.contains("in 100 lanes of 5"))
-    } else {
-      #expect(svg.contains("dir/file 1.txt"))
-    }
+    #expect(ids.contains("thread-lanes"))
+    #expect(svg.contains("dir/file 1.txt"))
   }
 
   @Test func aLogOf100000TasksDrawsUnder5Megabytes() throws {
@@ -108,13 +105,6 @@ import Testing
     #expect(try Self.elementIDs(svg).contains("task-lanes"))
   }
 
-  @Test func htmlWrapsTheSVG() throws {
-    let data = try TaskLogData.parse(Self.syntheticLog(tasks: 3, duration: 1))
-    let html = TimelineRenderer(data: data).html()
-    #expect(html.hasPrefix("<!DOCTYPE html>"))
-    #expect(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-    #expect(!html.contains("<?xml"))
-  }
 
   @Test(arguments: [(0.05, 0.005), (2.0, 0.2), (4.2, 0.5), (35.0, 5.0), (100.0, 10.0)])
   func ticksAreOneTwoOrFiveTimesAPowerOfTen(duration: Double, step: Double) {
