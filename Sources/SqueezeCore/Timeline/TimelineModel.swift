@@ -319,17 +319,22 @@ struct TimelineModel: Sendable {
   /// Task `index`'s story: where its time went, in the words of the session ("waited 3.1 ms
   /// for a compression slot, ran 40.2 ms on T2, its 3 chunks ran 120.4 ms on T2 and T3,
   /// waited 12.0 ms for its publication (sync and rename)"), and how it ended.
+  ///
+  /// Times are counted in whole microseconds, as the HTML page counts them, so both tell the
+  /// same story to the digit.
   func narrative(of index: Int) -> String {
     let task = data.tasks[index]
-    var enqueued: [TaskExecutor?: Double] = [:]
-    var suspended: [SuspensionReason?: Double] = [:]
-    var running = 0.0
+    let end = Self.micros(duration)
+    var enqueued: [TaskExecutor?: Int64] = [:]
+    var suspended: [SuspensionReason?: Int64] = [:]
+    var running: Int64 = 0
     var runThreads: [Int32] = []
     for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal
     {
       let until =
-        position + 1 < task.transitions.count ? task.transitions[position + 1].time : duration
-      let length = max(0, until - transition.time)
+        position + 1 < task.transitions.count
+        ? Self.micros(task.transitions[position + 1].time) : end
+      let length = max(0, until - Self.micros(transition.time))
       switch transition.state {
       case .enqueued: enqueued[transition.executor, default: 0] += length
       case .suspended: suspended[transition.reason, default: 0] += length
@@ -343,57 +348,84 @@ struct TimelineModel: Sendable {
     }
     var parts: [String] = []
     if let wait = enqueued[.pool] ?? enqueued[nil] {
-      parts.append("waited \(Self.duration(wait)) for a thread")
+      parts.append("waited \(Self.duration(micros: wait)) for a thread")
     }
-    if let wait = enqueued[.actor] { parts.append("waited \(Self.duration(wait)) for the actor") }
+    if let wait = enqueued[.actor] {
+      parts.append("waited \(Self.duration(micros: wait)) for the actor")
+    }
     if let wait = enqueued[.mainActor] {
-      parts.append("waited \(Self.duration(wait)) for the main actor")
+      parts.append("waited \(Self.duration(micros: wait)) for the main actor")
     }
     if let wait = suspended[.slot] {
-      parts.append("waited \(Self.duration(wait)) for a compression slot")
+      parts.append("waited \(Self.duration(micros: wait)) for a compression slot")
     }
     if running > 0 || !runThreads.isEmpty {
-      parts.append("ran \(Self.duration(running))" + onThreads(runThreads))
+      parts.append("ran \(Self.duration(micros: running))" + onThreads(runThreads))
     }
     let chunks = task.chunks
     if !chunks.isEmpty {
-      let ran = chunks.reduce(0.0) { total, chunk in
+      let ran = chunks.reduce(Int64(0)) { total, chunk in
         guard let start = chunk.started else { return total }
-        return total + max(0, (chunk.ended ?? duration) - start)
+        return total + max(0, (chunk.ended.map(Self.micros) ?? end) - Self.micros(start))
       }
       var chunkThreads: [Int32] = []
       for chunk in chunks where chunk.thread != 0 && !chunkThreads.contains(chunk.thread) {
         chunkThreads.append(chunk.thread)
       }
       parts.append(
-        "its \(ByteFormat.count(chunks.count)) chunk\(chunks.count == 1 ? "" : "s") ran \(Self.duration(ran))"
+        "its \(ByteFormat.count(chunks.count)) chunk\(chunks.count == 1 ? "" : "s") ran \(Self.duration(micros: ran))"
           + onThreads(chunkThreads))
     }
     if let wait = suspended[.chunks] {
-      parts.append("waited \(Self.duration(wait)) for its chunks")
+      parts.append("waited \(Self.duration(micros: wait)) for its chunks")
     }
     if let wait = suspended[.publication] {
-      parts.append("waited \(Self.duration(wait)) for its publication (sync and rename)")
+      parts.append("waited \(Self.duration(micros: wait)) for its publication (sync and rename)")
     }
     if let wait = suspended[.continuation] {
-      parts.append("waited \(Self.duration(wait)) on a continuation")
+      parts.append("waited \(Self.duration(micros: wait)) on a continuation")
     }
-    if let wait = suspended[nil] { parts.append("was suspended \(Self.duration(wait))") }
+    if let wait = suspended[nil] { parts.append("was suspended \(Self.duration(micros: wait))") }
     var story = task.file + ": "
     story += parts.isEmpty ? "" : parts.joined(separator: ", ") + "; "
-    let created = task.created
+    let created = Self.micros(task.created)
     if let last = task.transitions.last, last.state.isTerminal {
       let outcome = last.state == .failed ? "failed" : "finished"
+      let at = Self.micros(last.time)
       story +=
-        "\(outcome) at \(ByteFormat.fixed(last.time, 4)) s, \(Self.duration(last.time - created)) after it was created"
+        "\(outcome) at \(Self.seconds(micros: at)), \(Self.duration(micros: at - created)) after it was created"
       if let error = task.error { story += ": \(error)" }
     } else if let last = task.transitions.last {
-      story += "still \(TaskPhase(state: last.state, executor: last.executor, reason: last.reason)) when the log ends"
+      story +=
+        "still \(TaskPhase(state: last.state, executor: last.executor, reason: last.reason)) when the log ends"
       if data.end != nil, last.state == .suspended, last.reason?.isContinuation == true {
         story += " (a leaked continuation)"
       }
     }
     return story
+  }
+
+  /// Seconds as whole microseconds.
+  static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+
+  /// `value` (in units of 10^-`decimals`) with its decimals, from integers only.
+  private static func decimal(_ value: Int64, _ decimals: Int) -> String {
+    var scale: Int64 = 1
+    for _ in 0..<decimals { scale *= 10 }
+    let fraction = String(value % scale)
+    return "\(value / scale)." + String(repeating: "0", count: decimals - fraction.count) + fraction
+  }
+
+  /// A time since the start, `0.0123 s`, rounded half up from whole microseconds.
+  static func seconds(micros: Int64) -> String { decimal((max(0, micros) + 50) / 100, 4) + " s" }
+
+  /// A duration for people, from whole microseconds: µs below 0.1 ms, ms below 1 s (one
+  /// decimal), else seconds (two), rounded half up.
+  static func duration(micros: Int64) -> String {
+    let value = max(0, micros)
+    if value < 100 { return "\(value) µs" }
+    if value < 1_000_000 { return decimal((value + 50) / 100, 1) + " ms" }
+    return decimal((value + 5_000) / 10_000, 2) + " s"
   }
 
   private func onThreads(_ tids: [Int32]) -> String {
@@ -405,12 +437,8 @@ struct TimelineModel: Sendable {
     return text
   }
 
-  /// A duration for people: µs below 0.1 ms, ms below 1 s (one decimal), else seconds.
-  static func duration(_ seconds: Double) -> String {
-    if seconds < 0.0001 { return "\(Int((seconds * 1e6).rounded())) µs" }
-    if seconds < 1 { return ByteFormat.fixed(seconds * 1000, 1) + " ms" }
-    return ByteFormat.fixed(seconds, 2) + " s"
-  }
+  /// A duration in seconds for people (see ``duration(micros:)``).
+  static func duration(_ seconds: Double) -> String { duration(micros: micros(seconds)) }
 
   /// The name of system call `number` on the log's architecture, or "syscall N".
   func systemCallName(_ number: Int) -> String {

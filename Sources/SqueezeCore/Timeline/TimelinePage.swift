@@ -173,7 +173,8 @@ struct TimelinePage {
     for (position, hang) in data.hangs.enumerated() {
       if position > 0 { append(",") }
       append(
-        "\(Self.micros(hang.time)),\(Self.micros(hang.durationMilliseconds / 1000)),\(hang.isHang ? 1 : 0)")
+        "[\(Self.micros(hang.time)),\(Self.micros(hang.durationMilliseconds / 1000)),\(hang.isHang ? 1 : 0)]"
+      )
     }
     append("]}")
     return String(decoding: out, as: UTF8.self)
@@ -284,12 +285,15 @@ struct TimelinePage {
     }
     const lag = []; { let t = 0; for (let k = 0; k < D.lag.length; k += 2) { t += D.lag[k]; lag.push({t, ms: D.lag[k + 1] / 10}); } }
     // Words.
+    // From whole microseconds with integer rounding (half up), as the SVG's stories count.
+    function decimal(v, d) { const scale = Math.pow(10, d), f = String(v % scale); return Math.floor(v / scale) + "." + "0".repeat(d - f.length) + f; }
     function dur(us) {
-      if (us < 100) return Math.round(us) + " µs";
-      if (us < 1e6) return (us / 1000).toFixed(1) + " ms";
-      return (us / 1e6).toFixed(2) + " s";
+      us = Math.max(0, Math.round(us));
+      if (us < 100) return us + " µs";
+      if (us < 1e6) return decimal(Math.floor((us + 50) / 100), 1) + " ms";
+      return decimal(Math.floor((us + 5000) / 10000), 2) + " s";
     }
-    function sec(us) { return (us / 1e6).toFixed(4) + " s"; }
+    function sec(us) { return decimal(Math.floor((Math.max(0, us) + 50) / 100), 4) + " s"; }
     function thLabel(n) { return n > 0 ? "T" + threads[n - 1].n : "an unknown thread"; }
     function onThreads(list) {
       if (!list.length) return "";
