@@ -240,7 +240,8 @@ import Testing
     #expect(drawn.status == 0)
     let svg = try String(contentsOfFile: folder.url("run.svg"), encoding: .utf8)
     #expect(svg.contains("class=\"failed\""))
-    #expect(svg.contains(SVGBuilder.escape(failed.first?.error ?? "?")), "its story names the error")
+    #expect(
+      svg.contains(SVGBuilder.escape(failed.first?.error ?? "?")), "its story names the error")
   }
 
   @Test func theTimelineCommandDrawsALog() throws {

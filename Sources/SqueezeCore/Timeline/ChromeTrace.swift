@@ -40,14 +40,17 @@ struct ChromeTrace {
       line.field("pid", pid)
       if let tid { line.field("tid", tid) }
       line.field("name", literal: name)
-      metadata.append(line.bytes + Array(#","args":{"name":"#.utf8) + Self.quoted(value) + Array("}}".utf8))
+      metadata.append(
+        line.bytes + Array(#","args":{"name":"#.utf8) + Self.quoted(value) + Array("}}".utf8))
       if let sort {
         var order = JSONLine()
         order.field("ph", literal: "M")
         order.field("pid", pid)
         if let tid { order.field("tid", tid) }
         order.field("name", literal: tid == nil ? "process_sort_index" : "thread_sort_index")
-        metadata.append(order.bytes + Array(#","args":{"sort_index":"#.utf8) + Array(String(sort).utf8) + Array("}}".utf8))
+        metadata.append(
+          order.bytes + Array(#","args":{"sort_index":"#.utf8) + Array(String(sort).utf8)
+            + Array("}}".utf8))
       }
     }
     func slice(
@@ -76,12 +79,14 @@ struct ChromeTrace {
       events.append((ts, bytes + [UInt8(ascii: "}")]))
     }
 
-    meta(pid: Self.threadsProcess, tid: nil, name: "process_name", value: "squeeze threads", sort: 1)
+    meta(
+      pid: Self.threadsProcess, tid: nil, name: "process_name", value: "squeeze threads", sort: 1)
     meta(pid: Self.tasksProcess, tid: nil, name: "process_name", value: "squeeze tasks", sort: 2)
     for thread in model.threads {
       var name = "\(thread.label) \(thread.name.isEmpty ? "tid \(thread.tid)" : thread.name)"
       if !thread.role.isEmpty { name += " · \(thread.role)" }
-      meta(pid: Self.threadsProcess, tid: Int(thread.tid), name: "thread_name", value: name,
+      meta(
+        pid: Self.threadsProcess, tid: Int(thread.tid), name: "thread_name", value: name,
         sort: thread.number * 2)
       for ran in thread.slices {
         let task = data.tasks[ran.task]
@@ -93,7 +98,8 @@ struct ChromeTrace {
       }
       if !thread.states.isEmpty {
         let track = Int(thread.tid) + Self.stateTrackOffset
-        meta(pid: Self.threadsProcess, tid: track, name: "thread_name",
+        meta(
+          pid: Self.threadsProcess, tid: track, name: "thread_name",
           value: "\(thread.label) state", sort: thread.number * 2 + 1)
         for run in thread.states {
           var name = run.state == .running ? "on CPU" : run.state.rawValue
@@ -107,7 +113,8 @@ struct ChromeTrace {
       }
     }
     for (position, task) in data.tasks.enumerated() {
-      meta(pid: Self.tasksProcess, tid: task.id, name: "thread_name",
+      meta(
+        pid: Self.tasksProcess, tid: task.id, name: "thread_name",
         value: "#\(task.id) \(task.file)", sort: position)
       for (index, transition) in task.transitions.enumerated() where !transition.state.isTerminal {
         let until =
@@ -141,7 +148,8 @@ struct ChromeTrace {
       line.field("pid", Self.threadsProcess)
       line.field("ts", ts)
       line.field("name", literal: "tasks")
-      let args = #","args":{"running":\#(running),"enqueued":\#(enqueued),"actor queue":\#(actorQueue)}}"#
+      let args =
+        #","args":{"running":\#(running),"enqueued":\#(enqueued),"actor queue":\#(actorQueue)}}"#
       events.append((ts, line.bytes + Array(args.utf8)))
     }
     for step in model.steps {
@@ -168,11 +176,14 @@ struct ChromeTrace {
       line.field("s", literal: "p")
       line.field(
         "name",
-        "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms")
+        "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms"
+      )
       events.append((Self.micros(hang.time), line.line.dropLast()))
     }
     // In time order (stable: a track's slices keep their order).
-    let ordered = events.enumerated().sorted { ($0.element.ts, $0.offset) < ($1.element.ts, $1.offset) }
+    let ordered = events.enumerated().sorted {
+      ($0.element.ts, $0.offset) < ($1.element.ts, $1.offset)
+    }
     var out = Array(#"{"displayTimeUnit":"ms","otherData":{"#.utf8)
     out += Self.quoted("isolation") + [UInt8(ascii: ":")] + Self.quoted(data.start.isolation)
     out += Array(#","jobs":"#.utf8) + Array(String(data.start.jobs).utf8)

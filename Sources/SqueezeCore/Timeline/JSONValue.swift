@@ -74,8 +74,7 @@ enum JSONValue: Sendable, Equatable {
     return try copy.withUnsafeBufferPointer { (buffer) throws(ParseError) in try parse(buffer) }
   }
 
-  private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> JSONValue
-  {
+  private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> JSONValue {
     var parser = Parser(bytes: buffer)
     parser.skipSpace()
     let value = try parser.value(depth: 0)
@@ -209,10 +208,13 @@ enum JSONValue: Sendable, Equatable {
         }
         guard fractionDigits > 0 else { throw failure }
       }
-      if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E"))
+      if index < bytes.count
+        && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E"))
       {
         index += 1
-        if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+        if index < bytes.count
+          && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"))
+        {
           index += 1
         }
         var exponentDigits = 0
@@ -221,7 +223,8 @@ enum JSONValue: Sendable, Equatable {
           exponentDigits += 1
         }
         guard exponentDigits > 0 else { throw failure }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let text = String(
+          decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text) else { throw ParseError(offset: start) }
         return value
       }

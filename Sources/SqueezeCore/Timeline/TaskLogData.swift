@@ -252,7 +252,8 @@ struct TaskLogData: Sendable {
         index = tasks.count
         taskIndex[id] = index
         tasks.append(
-          TaskTrack(id: id, file: object["file"]?.string ?? "task \(id)", transitions: [transition]))
+          TaskTrack(id: id, file: object["file"]?.string ?? "task \(id)", transitions: [transition])
+        )
       }
       if state == .failed, let error = object["error"]?.string { tasks[index].error = error }
       changes.append(Change(time: time, task: index, chunk: -1))

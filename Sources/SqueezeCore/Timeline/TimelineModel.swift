@@ -329,8 +329,7 @@ struct TimelineModel: Sendable {
     var suspended: [SuspensionReason?: Int64] = [:]
     var running: Int64 = 0
     var runThreads: [Int32] = []
-    for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal
-    {
+    for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal {
       let until =
         position + 1 < task.transitions.count
         ? Self.micros(task.transitions[position + 1].time) : end

@@ -54,7 +54,11 @@ struct TimelinePage {
       // "</" inside a <script> block would end it.
       var previous: UInt8 = 0
       for byte in bytes {
-        if previous == UInt8(ascii: "<") && byte == UInt8(ascii: "/") { out.append(contentsOf: Array("\\/".utf8)) } else { out.append(byte) }
+        if previous == UInt8(ascii: "<") && byte == UInt8(ascii: "/") {
+          out.append(contentsOf: Array("\\/".utf8))
+        } else {
+          out.append(byte)
+        }
         previous = byte
       }
     }
@@ -69,7 +73,9 @@ struct TimelinePage {
     append(",\"cpus\":\(data.start.cpus),\"duration\":")
     integer(Self.micros(model.duration))
     append(",\"exact\":\(model.exactCounts),\"ended\":\(data.end != nil)")
-    append(",\"maxRunning\":\(model.figures.maxRunning),\"maxEnqueued\":\(model.figures.maxEnqueued),\"maxActorQueue\":\(model.figures.maxActorQueue)")
+    append(
+      ",\"maxRunning\":\(model.figures.maxRunning),\"maxEnqueued\":\(model.figures.maxEnqueued),\"maxActorQueue\":\(model.figures.maxActorQueue)"
+    )
     append(",\"leaked\":\(data.end?.leakedContinuations ?? 0)}")
     append(",\"legend\":[")
     for (position, item) in Palette.legend.enumerated() {

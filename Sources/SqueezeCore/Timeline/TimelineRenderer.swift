@@ -322,7 +322,8 @@ struct TimelineRenderer {
       }
     }
     if !path.isEmpty {
-      body.raw("<path class=\"lag\" d=\"\(path)\" fill=\"none\" stroke=\"#862e9c\" stroke-width=\"1.2\"/>")
+      body.raw(
+        "<path class=\"lag\" d=\"\(path)\" fill=\"none\" stroke=\"#862e9c\" stroke-width=\"1.2\"/>")
     }
     body.raw("</g>")
     return bottom
@@ -348,7 +349,8 @@ struct TimelineRenderer {
     let laneHeight = 16.0
     let total = threads.reduce(0) { $0 + $1.slices.count }
     let binned = total > Self.sliceLimit
-    body.plot(x: Self.left, y: top, width: Self.plotWidth, height: Double(threads.count) * laneHeight)
+    body.plot(
+      x: Self.left, y: top, width: Self.plotWidth, height: Double(threads.count) * laneHeight)
     for (position, thread) in threads.enumerated() {
       let laneY = top + Double(position) * laneHeight
       // "T3 " stays whole; the name and role are shortened from the left when too long.
@@ -359,7 +361,8 @@ struct TimelineRenderer {
       body.label(
         prefix + TimelineFont.fit(label, width: room, size: 10), x: Self.labelX, y: laneY + 11,
         size: 10)
-      body.raw("<g class=\"thread-lane\"><title>\(SVGBuilder.escape(threadSummary(thread)))</title>")
+      body.raw(
+        "<g class=\"thread-lane\"><title>\(SVGBuilder.escape(threadSummary(thread)))</title>")
       var taskPath = ""
       var chunkPath = ""
       if binned {
@@ -372,7 +375,8 @@ struct TimelineRenderer {
           let x0 = x(slice.start)
           let width = max(x(slice.end) - x0, 0.4)
           let task = data.tasks[slice.task]
-          let what = slice.chunk >= 0 ? "\(task.file), chunk \(task.chunks[slice.chunk].index)" : task.file
+          let what =
+            slice.chunk >= 0 ? "\(task.file), chunk \(task.chunks[slice.chunk].index)" : task.file
           body.raw(
             "<rect class=\"\(slice.chunk >= 0 ? "chunk" : "running")\" x=\"\(SVGBuilder.number(x0))\" y=\"\(SVGBuilder.number(laneY + 1))\" width=\"\(SVGBuilder.number(width))\" height=\"9\" fill=\"\(slice.chunk >= 0 ? Palette.chunk : Palette.running)\"><title>\(SVGBuilder.escape("\(what): ran \(TimelineModel.duration(slice.end - slice.start)) on \(thread.label), \(ByteFormat.fixed(slice.start, 4))–\(ByteFormat.fixed(slice.end, 4)) s"))</title></rect>"
           )
@@ -523,7 +527,8 @@ struct TimelineRenderer {
           TimelineFont.fit(text, width: Self.labelEnd - Self.labelX, size: labelSize),
           x: Self.labelX, y: labelY, size: labelSize, fill: "#212529")
       }
-      body.raw("<g class=\"task-lane\"><title>\(SVGBuilder.escape(model.narrative(of: index)))</title>")
+      body.raw(
+        "<g class=\"task-lane\"><title>\(SVGBuilder.escape(model.narrative(of: index)))</title>")
       drawTask(task, into: &body, y: laneY, height: laneHeight)
       body.raw("</g>")
     }
@@ -536,8 +541,7 @@ struct TimelineRenderer {
   ) {
     var paths: [TaskState: String] = [:]
     var marks = ""
-    for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal
-    {
+    for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal {
       let until =
         position + 1 < task.transitions.count ? task.transitions[position + 1].time : duration
       let x0 = x(transition.time)
@@ -557,9 +561,11 @@ struct TimelineRenderer {
     }
     // The chunks: where any of them runs, in the lower part of the lane.
     var chunkPath = ""
-    for (start, end) in Self.union(task.chunks.compactMap { chunk in
-      chunk.started.map { ($0, chunk.ended ?? duration) }
-    }) {
+    for (start, end) in Self.union(
+      task.chunks.compactMap { chunk in
+        chunk.started.map { ($0, chunk.ended ?? duration) }
+      })
+    {
       let x0 = x(start)
       chunkPath += SVGBuilder.rectPath(x0, y + height * 0.45, max(x(end) - x0, 0.5), height * 0.55)
     }
@@ -619,7 +625,8 @@ struct TimelineRenderer {
         "<g class=\"task-group\"><title>\(SVGBuilder.escape(groupSummary(members)))</title>")
       for groupRow in row..<groupEnd {
         let rowMembers = order[(groupRow * perRow)..<min(order.count, (groupRow + 1) * perRow)]
-        drawBinnedRow(Array(rowMembers), into: &body, y: top + Double(groupRow) * rowHeight,
+        drawBinnedRow(
+          Array(rowMembers), into: &body, y: top + Double(groupRow) * rowHeight,
           height: rowHeight)
       }
       body.raw("</g>")
@@ -635,7 +642,9 @@ struct TimelineRenderer {
   ) {
     let columnCount = Int(Self.plotWidth)
     let classes = ["failed", "running", "chunk", "enqueued", "suspended"]
-    let colors = [Palette.failed, Palette.running, Palette.chunk, Palette.enqueued, Palette.suspended]
+    let colors = [
+      Palette.failed, Palette.running, Palette.chunk, Palette.enqueued, Palette.suspended,
+    ]
     // Difference arrays over the columns, one per kind: O(1) per span.
     var difference = [[Int32]](
       repeating: [Int32](repeating: 0, count: columnCount + 1), count: classes.count)
@@ -770,7 +779,8 @@ struct SVGBuilder {
     _ text: String, x: Double, y: Double, size: Double, weight: String = "normal",
     fill: String = "#111", anchor: String = "start"
   ) {
-    var attributes = "x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\""
+    var attributes =
+      "x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\""
     if weight != "normal" { attributes += " font-weight=\"\(weight)\"" }
     if fill != "#111" { attributes += " fill=\"\(fill)\"" }
     if anchor != "start" { attributes += " text-anchor=\"\(anchor)\"" }

@@ -35,7 +35,8 @@ enum Palette {
     ("running", running), ("chunk running", chunk), ("enqueued", enqueued),
     ("suspended", suspended), ("continuation wait", continuation), ("failed", failed),
     ("actor queue", actorQueue), ("microhang ≥ 250 ms", microhang), ("hang ≥ 500 ms", hang),
-    ("thread on CPU", threadRunning), ("thread blocked", threadBlocked), ("thread idle", threadIdle),
+    ("thread on CPU", threadRunning), ("thread blocked", threadBlocked),
+    ("thread idle", threadIdle),
   ]
 
   /// CIELAB (D65) of an sRGB colour `#rrggbb` (IEC 61966-2-1 transfer function, CIE 1976

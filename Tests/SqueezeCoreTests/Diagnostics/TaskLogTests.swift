@@ -1,5 +1,8 @@
 import CSystem
+import Dispatch
 import Foundation
+import Glibc
+import Synchronization
 import SqueezeEngines
 import TestSupport
 import Testing
@@ -185,5 +188,77 @@ import Testing
     #expect(clean.microhangs == 1, "\(reports)")
     #expect(clean.hangs == 0, "\(reports)")
     #expect(clean.worstLag >= 0.25 && clean.worstLag < 0.5, "\(reports)")
+  }
+}
+
+/// Thread states come from /proc/self/task: a thread spinning is running, one waiting on a
+/// semaphore (futex) is idle, one reading an empty pipe is blocked in `read`.
+@Suite(.serialized) struct ThreadStatesTests {
+  final class Flag: Sendable {
+    let state = Mutex((tid: Int32(0), stop: false))
+  }
+
+  @Test func threadsAreSeenRunningIdleAndBlockedWithTheirNames() throws {
+    var pipeEnds: [Int32] = [0, 0]
+    try #require(pipe(&pipeEnds) == 0)
+    defer {
+      close(pipeEnds[0])
+    }
+    let spinner = Flag()
+    let sleeper = Flag()
+    let reader = Flag()
+    let semaphore = DispatchSemaphore(value: 0)
+    let readEnd = pipeEnds[0]
+    Thread {
+      ThreadName.set("test-spinner")
+      spinner.state.withLock { $0.tid = squeeze_thread_id() }
+      while !spinner.state.withLock({ $0.stop }) {}
+    }.start()
+    Thread {
+      ThreadName.set("test-sleeper")
+      sleeper.state.withLock { $0.tid = squeeze_thread_id() }
+      semaphore.wait()
+    }.start()
+    Thread {
+      ThreadName.set("test-reader")
+      reader.state.withLock { $0.tid = squeeze_thread_id() }
+      var byte: UInt8 = 0
+      _ = read(readEnd, &byte, 1)
+    }.start()
+    defer {
+      spinner.state.withLock { $0.stop = true }
+      semaphore.signal()
+      var byte: UInt8 = 1
+      _ = write(pipeEnds[1], &byte, 1)
+      close(pipeEnds[1])
+    }
+    var states = ThreadStates()
+    var seen: [String: ThreadStates.Reading] = [:]
+    var names: [Int32: String] = [:]
+    for _ in 0..<200 {
+      usleep(10_000)
+      let (readings, named) = states.read()
+      for thread in named { names[thread.tid] = thread.name }
+      for (flag, name) in [(spinner, "spinner"), (sleeper, "sleeper"), (reader, "reader")] {
+        let tid = flag.state.withLock { $0.tid }
+        if let reading = readings.first(where: { $0.tid == tid }) { seen[name] = reading }
+      }
+      if seen["spinner"]?.state == .running && seen["sleeper"]?.state == .idle
+        && seen["reader"]?.state == .blocked
+      {
+        break
+      }
+    }
+    #expect(seen["spinner"]?.state == .running)
+    #expect(seen["sleeper"]?.state == .idle, "a futex wait is idle")
+    #expect(seen["reader"]?.state == .blocked)
+    #if arch(x86_64)
+      #expect(seen["reader"]?.systemCall == 0, "blocked in read(2)")
+    #endif
+    #expect(names[spinner.state.withLock { $0.tid }] == "test-spinner", "named (15 bytes at most)")
+    #expect(names[squeeze_thread_id()] != nil, "the reading thread is listed too")
+    #expect(
+      states.read().readings.first { $0.tid == squeeze_thread_id() }?.state == .idle,
+      "the reader reports itself idle: it sleeps between samples")
   }
 }

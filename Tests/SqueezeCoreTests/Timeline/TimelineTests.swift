@@ -106,7 +106,6 @@ import Testing
     #expect(try Self.elementIDs(svg).contains("task-lanes"))
   }
 
-
   @Test(arguments: [(0.05, 0.005), (2.0, 0.2), (4.2, 0.5), (35.0, 5.0), (100.0, 10.0)])
   func ticksAreOneTwoOrFiveTimesAPowerOfTen(duration: Double, step: Double) {
     #expect(abs(TimelineRenderer.tickStep(for: duration) - step) < 1e-9)
@@ -146,9 +145,12 @@ enum Schema2Log {
   /// on a thread, suspended for its publication, then finished (every tenth failed); task 1
   /// is a big file whose 3 chunks run on the threads while it waits for them, task 2 waits
   /// for a compression slot; samples every 10 ms with the threads' states; one hang.
-  static func make(tasks: Int, duration: Double, threads: Int = 2, fileNames: (Int) -> String = {
-    "dir/file \($0).txt"
-  }) -> [UInt8] {
+  static func make(
+    tasks: Int, duration: Double, threads: Int = 2,
+    fileNames: (Int) -> String = {
+      "dir/file \($0).txt"
+    }
+  ) -> [UInt8] {
     var events: [(Double, String)] = []
     func add(_ time: Double, _ text: String) { events.append((time, text)) }
     add(
@@ -170,11 +172,14 @@ enum Schema2Log {
         time(0),
         #"{"event":"task","t":\#(time(0)),"id":\#(id),"file":"\#(fileNames(id))","state":"enqueued","on":"pool"}"#
       )
-      add(time(0.1), #"{"event":"task","t":\#(time(0.1)),"id":\#(id),"state":"running","thread":\#(tid)}"#)
+      add(
+        time(0.1),
+        #"{"event":"task","t":\#(time(0.1)),"id":\#(id),"state":"running","thread":\#(tid)}"#)
       if id == 1 {
         for chunk in 0..<3 {
           let begin = time(0.2 + Double(chunk) * 0.1)
-          add(begin, #"{"event":"chunk","t":\#(begin),"id":1,"chunk":\#(chunk),"state":"enqueued"}"#)
+          add(
+            begin, #"{"event":"chunk","t":\#(begin),"id":1,"chunk":\#(chunk),"state":"enqueued"}"#)
           add(
             begin + slot * 0.01,
             #"{"event":"chunk","t":\#(begin + slot * 0.01),"id":1,"chunk":\#(chunk),"state":"running","thread":\#(tids[chunk % tids.count])}"#
@@ -184,15 +189,26 @@ enum Schema2Log {
             #"{"event":"chunk","t":\#(begin + slot * 0.05),"id":1,"chunk":\#(chunk),"state":"finished"}"#
           )
         }
-        add(time(0.15), #"{"event":"task","t":\#(time(0.15)),"id":1,"state":"suspended","reason":"chunks"}"#)
-        add(time(0.6), #"{"event":"task","t":\#(time(0.6)),"id":1,"state":"running","thread":\#(tid)}"#)
+        add(
+          time(0.15),
+          #"{"event":"task","t":\#(time(0.15)),"id":1,"state":"suspended","reason":"chunks"}"#)
+        add(
+          time(0.6),
+          #"{"event":"task","t":\#(time(0.6)),"id":1,"state":"running","thread":\#(tid)}"#)
       }
       if id == 2 {
-        add(time(0.15), #"{"event":"task","t":\#(time(0.15)),"id":2,"state":"suspended","reason":"slot"}"#)
+        add(
+          time(0.15),
+          #"{"event":"task","t":\#(time(0.15)),"id":2,"state":"suspended","reason":"slot"}"#)
         add(time(0.2), #"{"event":"task","t":\#(time(0.2)),"id":2,"state":"enqueued","on":"pool"}"#)
-        add(time(0.25), #"{"event":"task","t":\#(time(0.25)),"id":2,"state":"running","thread":\#(tid)}"#)
+        add(
+          time(0.25),
+          #"{"event":"task","t":\#(time(0.25)),"id":2,"state":"running","thread":\#(tid)}"#)
       }
-      add(time(0.7), #"{"event":"task","t":\#(time(0.7)),"id":\#(id),"state":"suspended","reason":"publication"}"#)
+      add(
+        time(0.7),
+        #"{"event":"task","t":\#(time(0.7)),"id":\#(id),"state":"suspended","reason":"publication"}"#
+      )
       if id % 10 == 0 {
         add(
           time(0.9),
@@ -205,7 +221,8 @@ enum Schema2Log {
     var sampleTime = 0.0
     while sampleTime < duration {
       let states = ([100] + tids + [200]).map { tid in
-        let state = tid == 200 ? #""blocked","syscall":306"# : tid == 100 ? #""idle""# : #""running""#
+        let state =
+          tid == 200 ? #""blocked","syscall":306"# : tid == 100 ? #""idle""# : #""running""#
         return #"{"tid":\#(tid),"state":\#(state)}"#
       }
       add(
@@ -220,7 +237,9 @@ enum Schema2Log {
       #"{"event":"end","t":\#(duration),"files":\#(tasks),"failed":\#(tasks / 10),"bytesIn":1000,"bytesOut":500,"maxRunning":2,"maxEnqueued":2,"hangs":1,"microhangs":0,"worstLagMs":700,"leakedContinuations":0}"#
     )
     // The writer's order: by time (stable).
-    let ordered = events.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }
+    let ordered = events.enumerated().sorted {
+      ($0.element.0, $0.offset) < ($1.element.0, $1.offset)
+    }
     return Array(ordered.map { $0.element.1 + "\n" }.joined().utf8)
   }
 }
@@ -271,7 +290,8 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
       width = number("width")
       height = number("height")
     case "rect" where attributes["class"] == "plot":
-      plots.append((number("x"), number("y"), number("x") + number("width"), number("y") + number("height")))
+      plots.append(
+        (number("x"), number("y"), number("x") + number("width"), number("y") + number("height")))
     case "text":
       current = SVGLabel(
         text: "", x: number("x"), y: number("y"), size: number("font-size"),
@@ -307,7 +327,9 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
   func labelsAreNeverCutAndNeverOverData(tasks: Int, long: Bool) throws {
     let names: (Int) -> String =
       long
-      ? { "a/very/deep/folder/with/a/long/name/that/goes/on/and/on/\(String(repeating: "é", count: $0 % 7))file-\($0).log" }
+      ? {
+        "a/very/deep/folder/with/a/long/name/that/goes/on/and/on/\(String(repeating: "é", count: $0 % 7))file-\($0).log"
+      }
       : { "dir/file \($0).txt" }
     for bytes in [
       Schema2Log.make(tasks: tasks, duration: 2, fileNames: names),
@@ -467,7 +489,9 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     func named(_ ph: String, _ name: String) -> [[String: Any]] {
       events.filter { $0["ph"] as? String == ph && $0["name"] as? String == name }
     }
-    let processes = named("M", "process_name").compactMap { ($0["args"] as? [String: Any])?["name"] as? String }
+    let processes = named("M", "process_name").compactMap {
+      ($0["args"] as? [String: Any])?["name"] as? String
+    }
     #expect(Set(processes) == ["squeeze threads", "squeeze tasks"])
     let threadNames = named("M", "thread_name")
     // Every track with slices is named.
@@ -475,14 +499,23 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     for event in events where event["ph"] as? String == "X" {
       #expect(named.contains("\(event["pid"]!)/\(event["tid"]!)"))
     }
-    #expect(threadNames.filter { $0["pid"] as? Int == ChromeTrace.tasksProcess }.count == 200, "a track per task")
-    let counters = Set(events.filter { $0["ph"] as? String == "C" }.compactMap { $0["name"] as? String })
+    #expect(
+      threadNames.filter { $0["pid"] as? Int == ChromeTrace.tasksProcess }.count == 200,
+      "a track per task")
+    let counters = Set(
+      events.filter { $0["ph"] as? String == "C" }.compactMap { $0["name"] as? String })
     #expect(counters == ["tasks", "main-actor lag (ms)"])
     let series = events.first { $0["name"] as? String == "tasks" }?["args"] as? [String: Any]
     #expect(Set(series?.keys.map { $0 } ?? []) == ["running", "enqueued", "actor queue"])
-    #expect(events.contains { $0["ph"] as? String == "i" && ($0["name"] as? String)?.hasPrefix("hang 700 ms") == true })
+    #expect(
+      events.contains {
+        $0["ph"] as? String == "i" && ($0["name"] as? String)?.hasPrefix("hang 700 ms") == true
+      })
     // Slices on the threads: every running span, on its thread's track.
-    let onThreads = events.filter { $0["ph"] as? String == "X" && $0["pid"] as? Int == ChromeTrace.threadsProcess && ($0["cat"] as? String) != "thread-state" }
+    let onThreads = events.filter {
+      $0["ph"] as? String == "X" && $0["pid"] as? Int == ChromeTrace.threadsProcess
+        && ($0["cat"] as? String) != "thread-state"
+    }
     #expect(onThreads.count == model.threads.reduce(0) { $0 + $1.slices.count })
     #expect(onThreads.contains { ($0["name"] as? String)?.hasSuffix("· chunk 2") == true })
   }
@@ -555,9 +588,11 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
       console.log(JSON.stringify(out));
       """#
     try folder.write("harness.js", text: harness)
-    let run = try Shell.run("/usr/bin/env", ["node", folder.url("harness.js"), folder.url("page.html")])
+    let run = try Shell.run(
+      "/usr/bin/env", ["node", folder.url("harness.js"), folder.url("page.html")])
     #expect(run.status == 0, "\(run.stderrText)")
-    let out = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any])
+    let out = try #require(
+      try JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any])
     #expect((out["calls"] as? Int ?? 0) > 100, "it drew")
     let stories = try #require(out["stories"] as? [String])
     let expected = model.data.tasks.indices.map { model.narrative(of: $0) }
