@@ -172,6 +172,31 @@ import Testing
     #expect(big.count > 0)
   }
 
+  /// A parallel restore (`-d` of a big file the fast engine wrote in chunks) logs its chunks
+  /// with the same hooks as compression: each on its thread, never two on one thread.
+  @Test func aParallelRestoreLogsItsChunksOnTheirThreads() throws {
+    let folder = TemporaryFolder("restorelog")
+    let text = TestData.text(6_000_000, seed: 7)
+    try folder.write("in/big.txt", text)
+    #expect(try SqueezeBinary.run(["-j", "2", "-o", folder.url("gz"), folder.url("in")]).status == 0)
+    let log = folder.url("restore.jsonl")
+    let result = try SqueezeBinary.run([
+      "-d", "-j", "2", "--task-log", log, "--sample-interval", "1ms", "-o", folder.url("out"),
+      folder.url("gz"),
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(try folder.read("out/big.txt") == text)
+    let data = try TaskLogData.parse(try folder.read("restore.jsonl"))
+    let task = try #require(data.tasks.first)
+    #expect(task.chunks.count > 1, "restored in chunks")
+    #expect(task.chunks.allSatisfy { $0.thread != 0 && $0.ended != nil })
+    let replay = Replay(data)
+    #expect(replay.sharedThreads.isEmpty)
+    #expect(replay.sampleMismatches == 0)
+    #expect(data.end?.leakedContinuations == 0)
+    #expect(data.end?.maxRunning ?? 0 <= min(2, data.start.cpus))
+  }
+
   /// `--isolation blocking` makes the durability syncs and the cold-cache reads on the pool
   /// threads that run the tasks; `nonisolated` leaves syncs to the publisher's thread. Seen
   /// with strace, whose thread ids are the log's.
