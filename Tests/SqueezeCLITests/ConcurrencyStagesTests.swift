@@ -178,7 +178,8 @@ import Testing
     let folder = TemporaryFolder("restorelog")
     let text = TestData.text(6_000_000, seed: 7)
     try folder.write("in/big.txt", text)
-    #expect(try SqueezeBinary.run(["-j", "2", "-o", folder.url("gz"), folder.url("in")]).status == 0)
+    #expect(
+      try SqueezeBinary.run(["-j", "2", "-o", folder.url("gz"), folder.url("in")]).status == 0)
     let log = folder.url("restore.jsonl")
     let result = try SqueezeBinary.run([
       "-d", "-j", "2", "--task-log", log, "--sample-interval", "1ms", "-o", folder.url("out"),

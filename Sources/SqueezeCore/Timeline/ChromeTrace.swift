@@ -112,10 +112,12 @@ struct ChromeTrace {
         }
       }
     }
-    for (position, task) in data.tasks.enumerated() {
+    for task in data.tasks {
+      // A task's track is named after its file (its slices need not repeat it); tracks sort
+      // by id, which is the order files were listed in.
       meta(
-        pid: Self.tasksProcess, tid: task.id, name: "thread_name",
-        value: "#\(task.id) \(task.file)", sort: position)
+        pid: Self.tasksProcess, tid: task.id, name: "thread_name", value: "#\(task.id) \(task.file)"
+      )
       for (index, transition) in task.transitions.enumerated() where !transition.state.isTerminal {
         let until =
           index + 1 < task.transitions.count ? task.transitions[index + 1].time : model.duration
@@ -127,7 +129,7 @@ struct ChromeTrace {
         }
         slice(
           pid: Self.tasksProcess, tid: task.id, start: transition.time, end: until, name: name,
-          category: "task-state", args: [("file", task.file)])
+          category: "task-state")
       }
       if let last = task.transitions.last, last.state == .failed {
         var line = JSONLine()

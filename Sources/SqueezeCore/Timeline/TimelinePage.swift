@@ -118,22 +118,38 @@ struct TimelinePage {
       }
       append("]")
     }
+    // Front-coded: the bytes shared with the previous name, then the rest (consecutive
+    // tasks are mostly files of one folder, so this halves a big log's page).
     append("],\"files\":[")
+    var previousName: [UInt8] = []
     for (position, task) in data.tasks.enumerated() {
       if position > 0 { append(",") }
-      string(task.file)
+      let name = Array(task.file.utf8)
+      var shared = 0
+      while shared < min(name.count, previousName.count), name[shared] == previousName[shared] {
+        shared += 1
+      }
+      // Never split a UTF-8 sequence: back up to the start of a character.
+      while shared > 0 && shared < name.count && name[shared] & 0xC0 == 0x80 { shared -= 1 }
+      let sharedCharacters = String(decoding: name[..<shared], as: UTF8.self).utf16.count
+      append("\(sharedCharacters),")
+      string(String(decoding: name[shared...], as: UTF8.self))
+      previousName = name
     }
     append("],\"ids\":[")
     for (position, task) in data.tasks.enumerated() {
       if position > 0 { append(",") }
       append(String(task.id))
     }
-    // Each task: start, code[, thread], then delta, code[, thread], …
+    // Each task: its start less the previous task's, code[, thread], then the delta to the
+    // next change, code[, thread], …
     append("],\"tasks\":[")
+    var previousStart: Int64 = 0
     for (position, task) in data.tasks.enumerated() {
       if position > 0 { append(",") }
       append("[")
-      var previous: Int64 = 0
+      var previous: Int64 = previousStart
+      previousStart = Self.micros(task.created)
       for (index, transition) in task.transitions.enumerated() {
         if index > 0 { append(",") }
         let time = Self.micros(transition.time)
@@ -231,13 +247,15 @@ struct TimelinePage {
     const QUAL = [" on the pool", " on the actor", " on the main actor", "", " for a slot", " for its publication",
       " for its chunks", " on a continuation", "", "", "", ""];
     // Tasks: transitions [{t, c, th}], absolute microseconds.
+    const files = []; for (let k = 0, last = ""; k < D.files.length; k += 2) { last = last.slice(0, D.files[k]) + D.files[k + 1]; files.push(last); }
+    let taskStart = 0;
     const tasks = D.tasks.map((flat, i) => {
-      const tr = []; let t = 0;
+      const tr = []; let t = taskStart; taskStart = t + (flat.length ? flat[0] : 0);
       for (let k = 0; k < flat.length;) {
         t += flat[k++]; const c = flat[k++]; const th = c === 3 ? flat[k++] : 0;
         tr.push({t, c, th});
       }
-      return {i, id: D.ids[i], file: D.files[i], tr, chunks: [], error: D.errors[i]};
+      return {i, id: D.ids[i], file: files[i], tr, chunks: [], error: D.errors[i]};
     });
     const ch = D.chunks;
     for (let k = 0; k < ch.length; k += 6) {
