@@ -123,6 +123,7 @@ import Testing
       #expect(end.files == files)
       #expect(end.failed == 0)
       #expect(end.leakedContinuations == 0, "\(isolation): every continuation was resumed")
+      #expect((end.samplerCPUSeconds ?? 0) > 0, "the sampler says what it cost")
       // Running is measured: every running span names its thread, no thread ever holds two
       // at once, so running equals the number of distinct threads running at every moment,
       // and the samples agree with the events around them.

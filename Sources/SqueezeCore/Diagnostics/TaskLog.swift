@@ -399,7 +399,7 @@ final class TaskLog: Sendable {
   /// `{"event":"end",...}`: the totals.
   func end(
     files: Int, failed: Int, bytesIn: Int64, bytesOut: Int64, maxRunning: Int, maxEnqueued: Int,
-    hangs: HangReport, leakedContinuations: Int
+    hangs: HangReport, leakedContinuations: Int, samplerCPUSeconds: Double = 0
   ) {
     var line = JSONLine()
     line.field("event", literal: "end")
@@ -414,6 +414,7 @@ final class TaskLog: Sendable {
     line.field("microhangs", hangs.microhangs)
     line.field("worstLagMs", hangs.worstLag * 1000, decimals: 3)
     line.field("leakedContinuations", leakedContinuations)
+    line.field("samplerCPUSeconds", samplerCPUSeconds, decimals: 6)
     append(line)
   }
 

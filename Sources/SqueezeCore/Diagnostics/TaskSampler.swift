@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// Samples the task-state counters, the main-actor lag and the state of every thread of the
 /// process (``ThreadStates``) into the task-state log at a fixed period (10 ms by default,
@@ -16,6 +17,9 @@ final class TaskSampler: Sendable {
   let interval: Double
   private let stopRequested = AtomicFlag()
   private let finished = DispatchSemaphore(value: 0)
+  /// The CPU time the sampler thread used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`), set
+  /// when it stops: the `end` event's `samplerCPUSeconds`, what sampling itself cost.
+  private let cpuNanoseconds = Atomic<Int>(0)
 
   init(interval: Double, counters: TaskCounters, heartbeat: MainActorHeartbeat, log: TaskLog) {
     self.interval = interval
@@ -60,6 +64,9 @@ final class TaskSampler: Sendable {
     }
     // The last sample, once the work is done.
     takeSample(&threads)
+    var used = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
+    cpuNanoseconds.store(used.tv_sec * 1_000_000_000 + used.tv_nsec, ordering: .relaxed)
     finished.signal()
   }
 
@@ -72,9 +79,13 @@ final class TaskSampler: Sendable {
   }
 
   /// Takes a last sample, stops the thread and writes the log's buffer out.
-  func stop() {
+  ///
+  /// - Returns: the CPU time the sampler thread used, in seconds.
+  @discardableResult
+  func stop() -> Double {
     stopRequested.set()
     finished.wait()
     log.flush()
+    return Double(cpuNanoseconds.load(ordering: .relaxed)) / 1e9
   }
 }

@@ -124,6 +124,8 @@ struct TaskLogData: Sendable {
     var worstLagMilliseconds: Double = 0
     /// Tasks still suspended on a continuation when the run ended (schema 2), or nil.
     var leakedContinuations: Int? = nil
+    /// CPU seconds the sampler thread used (schema 2), or nil.
+    var samplerCPUSeconds: Double? = nil
   }
 
   var start = Start()
@@ -279,7 +281,8 @@ struct TaskLogData: Sendable {
         maxRunning: integer("maxRunning"), maxEnqueued: integer("maxEnqueued"),
         hangs: integer("hangs"), microhangs: integer("microhangs"),
         worstLagMilliseconds: number("worstLagMs"),
-        leakedContinuations: object["leakedContinuations"]?.integer)
+        leakedContinuations: object["leakedContinuations"]?.integer,
+        samplerCPUSeconds: object["samplerCPUSeconds"]?.number)
     default:
       return
     }

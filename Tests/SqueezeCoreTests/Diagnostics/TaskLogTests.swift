@@ -119,7 +119,7 @@ import Testing
       "hang": ["event", "t", "durationMs", "severity"],
       "end": [
         "event", "t", "files", "failed", "bytesIn", "bytesOut", "maxRunning", "maxEnqueued",
-        "hangs", "microhangs", "worstLagMs", "leakedContinuations",
+        "hangs", "microhangs", "worstLagMs", "leakedContinuations", "samplerCPUSeconds",
       ],
     ]
     for event in events {
