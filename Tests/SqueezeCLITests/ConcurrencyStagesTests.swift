@@ -226,7 +226,8 @@ import Testing
     for line in try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n") {
       let fields = line.split(separator: " ", maxSplits: 1)
       guard fields.count == 2, let tid = Int32(fields[0]) else { continue }
-      let call = String(fields[1].prefix { $0 != "(" })
+      // strace pads the thread id: "9323  fsync(5)".
+      let call = String(fields[1].drop { $0 == " " }.prefix { $0 != "(" })
       calls[call, default: []].append(tid)
     }
     let publisher = names.first { $0.value == "squeeze-publish" }?.key
