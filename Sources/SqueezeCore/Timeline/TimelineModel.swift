@@ -210,8 +210,15 @@ struct TimelineModel: Sendable {
     guard !data.samples.isEmpty else { return }
     var runs: [Int32: [StateRun]] = [:]
     let samples = data.samples
+    // A reading holds until the next sample that read the threads (not every sample does).
+    var nextWithThreads = [Double](repeating: duration, count: samples.count)
+    var following = duration
+    for position in samples.indices.reversed() {
+      nextWithThreads[position] = following
+      if !samples[position].threads.isEmpty { following = samples[position].time }
+    }
     for (position, sample) in samples.enumerated() {
-      let until = position + 1 < samples.count ? samples[position + 1].time : duration
+      let until = nextWithThreads[position]
       for reading in sample.threads {
         if var last = runs[reading.tid]?.last, last.state == reading.state,
           last.systemCall == reading.systemCall, abs(last.end - sample.time) < 1e-9
