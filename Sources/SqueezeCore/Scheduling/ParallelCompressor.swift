@@ -412,7 +412,7 @@ actor ParallelCompressor {
     switch outcome {
     case .failed(let failure):
       task.fail(failure.description, file: self.displayPath(of: index))
-    case .done(_, _, _, .failed(let error)?):
+    case .done(_, _, _, .failed(let error)?, _):
       task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
     default:
       task.finish()

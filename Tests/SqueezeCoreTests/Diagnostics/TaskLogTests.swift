@@ -2,8 +2,8 @@ import CSystem
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 import SqueezeEngines
+import Synchronization
 import TestSupport
 import Testing
 
