@@ -26,6 +26,78 @@ import Testing
     return result
   }
 
+  /// What replaying a log's task and chunk events in order shows.
+  struct Replay {
+    /// The most running spans open at once.
+    var maxRunning = 0
+    /// Moments where two open running spans shared a thread (must be none).
+    var sharedThreads: [String] = []
+    /// Running spans without a thread.
+    var withoutThread = 0
+    /// Samples whose counts differ from the replay at their place in the log (none: the
+    /// sampler reads the counters under the log's lock).
+    var sampleMismatches = 0
+    /// Thread ids that ran each task's own code or a chunk.
+    var threadsRunning: Set<Int32> = []
+
+    init(_ data: TaskLogData) {
+      var open: [Int64: Int32] = [:]
+      var cursor = [Int](repeating: 0, count: data.tasks.count)
+      var counts = [Int](repeating: 0, count: data.changes.count + 1)
+      var enqueued = 0
+      var enqueuedAt = [Int](repeating: 0, count: data.changes.count + 1)
+      var chunkEnqueued: Set<Int64> = []
+      for (number, change) in data.changes.enumerated() {
+        let task = data.tasks[change.task]
+        if change.chunk < 0 {
+          let position = cursor[change.task]
+          cursor[change.task] += 1
+          let transition = task.transitions[position]
+          let key = Int64(change.task) << 32 | 0xFFFF_FFFF
+          if position > 0 && task.transitions[position - 1].state == .enqueued { enqueued -= 1 }
+          if transition.state == .enqueued { enqueued += 1 }
+          open[key] = nil
+          if transition.state == .running {
+            if transition.thread == 0 { withoutThread += 1 }
+            if open.values.contains(transition.thread) {
+              sharedThreads.append("\(task.file) at \(transition.time)")
+            }
+            open[key] = transition.thread
+            threadsRunning.insert(transition.thread)
+          }
+        } else {
+          let chunk = task.chunks[change.chunk]
+          let key = Int64(change.task) << 32 | Int64(change.chunk)
+          switch change.chunkState {
+          case .enqueued:
+            enqueued += 1
+            chunkEnqueued.insert(key)
+          case .running:
+            if chunkEnqueued.remove(key) != nil { enqueued -= 1 }
+            if chunk.thread == 0 { withoutThread += 1 }
+            if open.values.contains(chunk.thread) {
+              sharedThreads.append("\(task.file) chunk \(chunk.index) at \(change.time)")
+            }
+            open[key] = chunk.thread
+            threadsRunning.insert(chunk.thread)
+          default:
+            if chunkEnqueued.remove(key) != nil { enqueued -= 1 }
+            open[key] = nil
+          }
+        }
+        maxRunning = max(maxRunning, open.count)
+        counts[number + 1] = open.count
+        enqueuedAt[number + 1] = enqueued
+      }
+      for sample in data.samples
+      where sample.running != counts[sample.changesBefore]
+        || sample.enqueued != enqueuedAt[sample.changesBefore]
+      {
+        sampleMismatches += 1
+      }
+    }
+  }
+
   @Test func everyIsolationProducesIdenticalOutputAndItsSignature() throws {
     let folder = TemporaryFolder("stages")
     let files = try Self.makeFolder(folder)
@@ -40,6 +112,7 @@ import Testing
       #expect(result.status == 0, "\(isolation): \(result.stderrText)")
       let data = try TaskLogData.parse(Array(try Data(contentsOf: URL(fileURLWithPath: log))))
       #expect(data.start.isolation == isolation.rawValue)
+      #expect(data.start.schema == 2)
       #expect(data.start.jobs == 4)
       #expect(data.tasks.count == files, "\(isolation): one task per file")
       #expect(data.tasks.allSatisfy { $0.transitions.last?.state == .finished }, "\(isolation)")
@@ -49,11 +122,41 @@ import Testing
       let end = try #require(data.end)
       #expect(end.files == files)
       #expect(end.failed == 0)
-      if isolation == .mainActor || isolation == .actor {
+      #expect(end.leakedContinuations == 0, "\(isolation): every continuation was resumed")
+      #expect((end.samplerCPUSeconds ?? 0) > 0, "the sampler says what it cost")
+      // Running is measured: every running span names its thread, no thread ever holds two
+      // at once, so running equals the number of distinct threads running at every moment,
+      // and the samples agree with the events around them.
+      let replay = Replay(data)
+      #expect(replay.withoutThread == 0, "\(isolation)")
+      #expect(replay.sharedThreads.isEmpty, "\(isolation): \(replay.sharedThreads.prefix(3))")
+      #expect(replay.sampleMismatches == 0, "\(isolation)")
+      #expect(end.maxRunning == replay.maxRunning, "\(isolation): maxRunning is the replay's")
+      let cpus = data.start.cpus
+      let names = Dictionary(
+        data.threadNames.map { ($0.tid, $0.name) }, uniquingKeysWith: { _, last in last })
+      switch isolation {
+      case .mainActor, .actor:
         #expect(end.maxRunning == 1, "\(isolation) compresses one file at a time")
-        #expect(data.samples.allSatisfy { $0.running <= 1 })
-      } else {
-        #expect(end.maxRunning >= 1)
+        #expect(replay.threadsRunning.count == 1, "\(isolation): on one thread")
+        if isolation == .actor {
+          #expect(replay.threadsRunning.map { names[$0] } == ["squeeze-actor"])
+        }
+      case .nonisolated, .blocking:
+        #expect(end.maxRunning <= min(4, cpus), "\(isolation): at most min(jobs, cores)")
+        #expect(
+          replay.threadsRunning.allSatisfy { names[$0]?.hasSuffix("-qos") == true },
+          "\(isolation): on the cooperative pool's threads")
+      case .detached:
+        // What was found (2 cores, thread ids from the log): Task.detached drops its
+        // creator's priority, so the files' tasks run at default priority, on the
+        // default-qos pool; awaiting a handle from the user-initiated creator escalates that
+        // task (the big file, awaited first) and its chunks onto the user-initiated pool.
+        // Each pool is as wide as the cores, so up to twice the cores compress at once
+        // (4 threads on 2 cores in the README's demo): the log's thread lanes show it.
+        let pools = Set(replay.threadsRunning.compactMap { names[$0] })
+        #expect(pools.contains { $0.hasSuffix("default-qos") }, "\(pools)")
+        #expect(end.maxRunning <= 2 * cpus, "two pools, each as wide as the cores")
       }
       let outputs = try Self.outputs(in: folder.url("out-\(isolation.rawValue)"))
       #expect(outputs.count == files)
@@ -70,6 +173,109 @@ import Testing
     #expect(big.count > 0)
   }
 
+  /// A parallel restore (`-d` of a big file the fast engine wrote in chunks) logs its chunks
+  /// with the same hooks as compression: each on its thread, never two on one thread.
+  @Test func aParallelRestoreLogsItsChunksOnTheirThreads() throws {
+    let folder = TemporaryFolder("restorelog")
+    let text = TestData.text(6_000_000, seed: 7)
+    try folder.write("in/big.txt", text)
+    #expect(
+      try SqueezeBinary.run(["-j", "2", "-o", folder.url("gz"), folder.url("in") + "/"]).status == 0
+    )
+    let log = folder.url("restore.jsonl")
+    let result = try SqueezeBinary.run([
+      "-d", "-j", "2", "--task-log", log, "--sample-interval", "1ms", "-o", folder.url("out"),
+      folder.url("gz") + "/",
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(try folder.read("out/big.txt") == text)
+    let data = try TaskLogData.parse(try folder.read("restore.jsonl"))
+    let task = try #require(data.tasks.first)
+    #expect(task.chunks.count > 1, "restored in chunks")
+    #expect(task.chunks.allSatisfy { $0.thread != 0 && $0.ended != nil })
+    let replay = Replay(data)
+    #expect(replay.sharedThreads.isEmpty)
+    #expect(replay.sampleMismatches == 0)
+    #expect(data.end?.leakedContinuations == 0)
+    #expect(data.end?.maxRunning ?? 0 <= min(2, data.start.cpus))
+  }
+
+  /// `--isolation blocking` makes the durability syncs and the cold-cache reads on the pool
+  /// threads that run the tasks; `nonisolated` leaves syncs to the publisher's thread. Seen
+  /// with strace, whose thread ids are the log's.
+  @Test(arguments: [Isolation.blocking, .nonisolated])
+  func blockingCallsRunWhereTheModeSays(isolation: Isolation) throws {
+    let folder = TemporaryFolder("blocking")
+    for index in 0..<30 {
+      try folder.write("in/f\(index).txt", TestData.text(3_000 + index * 100, seed: UInt64(index)))
+    }
+    let log = folder.url("run.jsonl")
+    let trace = folder.url("trace")
+    let result = try Shell.run(
+      "/usr/bin/strace",
+      [
+        "-f", "-qq", "-e", "trace=fsync,syncfs,fadvise64", "-o", trace, SqueezeBinary.path,
+        "-j", "2", "--isolation", isolation.rawValue, "--task-log", log, "-o",
+        folder.url("out"), folder.url("in"),
+      ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let data = try TaskLogData.parse(try folder.read("run.jsonl"))
+    let names = Dictionary(
+      data.threadNames.map { ($0.tid, $0.name) }, uniquingKeysWith: { _, last in last })
+    let taskThreads = Replay(data).threadsRunning
+    var calls: [String: [Int32]] = [:]
+    for line in try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n") {
+      let fields = line.split(separator: " ", maxSplits: 1)
+      guard fields.count == 2, let tid = Int32(fields[0]) else { continue }
+      // strace pads the thread id: "9323  fsync(5)".
+      let call = String(fields[1].drop { $0 == " " }.prefix { $0 != "(" })
+      calls[call, default: []].append(tid)
+    }
+    let publisher = names.first { $0.value == "squeeze-publish" }?.key
+    if isolation == .blocking {
+      #expect(calls["fsync"]?.count ?? 0 >= 30, "one sync per file: \(calls.keys)")
+      #expect(calls["fsync"]?.allSatisfy(taskThreads.contains) == true, "on the tasks' threads")
+      #expect(calls["fadvise64"]?.allSatisfy(taskThreads.contains) == true)
+      #expect(
+        data.tasks.allSatisfy { task in !task.transitions.contains { $0.reason == .publication } },
+        "no task waits for a publisher")
+    } else {
+      #expect(calls["fsync"] == nil, "no sync per file")
+      #expect(calls["fadvise64"] == nil)
+      #expect(calls["syncfs"]?.contains { $0 == publisher } == true, "on the publisher's thread")
+      #expect(
+        calls["syncfs"]?.allSatisfy { !taskThreads.contains($0) } == true,
+        "never on the tasks' threads")
+    }
+  }
+
+  /// A file that fails before its task can start (two sources, one output) is in the log as
+  /// a failed task with its file and error, and in the timeline's lanes.
+  @Test func aFileThatFailsBeforeStartingIsInTheLogAndTheTimeline() throws {
+    let folder = TemporaryFolder("prefail")
+    try folder.write("a/same.txt", text: "one\n")
+    try folder.write("b/same.txt", text: "two\n")
+    let log = folder.url("run.jsonl")
+    let result = try SqueezeBinary.run([
+      "--task-log", log, "-o", folder.url("out"), folder.url("a/same.txt"),
+      folder.url("b/same.txt"),
+    ])
+    #expect(result.status == 1)
+    let data = try TaskLogData.parse(try folder.read("run.jsonl"))
+    let failed = data.tasks.filter { $0.transitions.last?.state == .failed }
+    #expect(failed.count == 1)
+    #expect(failed.first?.transitions.count == 1, "failed before its task started")
+    #expect(failed.first?.file.hasSuffix("same.txt") == true)
+    #expect(failed.first?.error?.isEmpty == false)
+    #expect(data.end?.failed == 1)
+    let drawn = try SqueezeBinary.run(["timeline", log, "-o", folder.url("run.svg")])
+    #expect(drawn.status == 0)
+    let svg = try String(contentsOfFile: folder.url("run.svg"), encoding: .utf8)
+    #expect(svg.contains("class=\"failed\""))
+    #expect(
+      svg.contains(SVGBuilder.escape(failed.first?.error ?? "?")), "its story names the error")
+  }
+
   @Test func theTimelineCommandDrawsALog() throws {
     let folder = TemporaryFolder("timeline")
     _ = try Self.makeFolder(folder)
@@ -79,14 +285,26 @@ import Testing
         == 0)
     let drawn = try SqueezeBinary.run(["timeline", log])
     #expect(drawn.status == 0, "\(drawn.stderrText)")
+    #expect(drawn.stderrText.contains("wrote timeline '\(folder.url("run.svg"))'"), "says where")
     let svg = try String(contentsOfFile: folder.url("run.svg"), encoding: .utf8)
     #expect(svg.hasPrefix("<?xml"))
     #expect(svg.contains("id=\"running-track\""))
     let page = try SqueezeBinary.run(["timeline", log, "-o", folder.url("page.html")])
     #expect(page.status == 0)
+    #expect(page.stderrText.contains("page.html"))
     #expect(
       try String(contentsOfFile: folder.url("page.html"), encoding: .utf8).hasPrefix(
         "<!DOCTYPE html>"))
+    let trace = try SqueezeBinary.run(["timeline", log, "-o", folder.url("trace.json")])
+    #expect(trace.status == 0)
+    #expect(trace.stderrText.contains("Chrome trace"))
+    let object = try JSONSerialization.jsonObject(with: Data(try folder.read("trace.json")))
+    #expect((object as? [String: Any])?["traceEvents"] is [Any])
+    // Another extension is a usage error, and nothing is written.
+    let png = try SqueezeBinary.run(["timeline", log, "-o", folder.url("run.png")])
+    #expect(png.status == 64)
+    #expect(png.stderrText.hasPrefix("Error: The value '\(folder.url("run.png"))' is invalid"))
+    #expect(!FileManager.default.fileExists(atPath: folder.url("run.png")))
     try folder.write("bogus.jsonl", text: "not json\n")
     let bad = try SqueezeBinary.run(["timeline", folder.url("bogus.jsonl")])
     #expect(bad.status == 1)

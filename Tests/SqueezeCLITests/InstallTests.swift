@@ -229,7 +229,9 @@ import Testing
     }
     #expect(try complete("squeeze --one-f") == ["--one-file-system"])
     #expect(
-      try complete("squeeze --isolation ") == ["actor", "detached", "main-actor", "nonisolated"])
+      try complete("squeeze --isolation ") == [
+        "actor", "blocking", "detached", "main-actor", "nonisolated",
+      ])
     #expect(try complete("squeeze timeline --") == ["--help", "--output"])
     #expect(try complete("squeeze a.") == ["a.txt"])
   }

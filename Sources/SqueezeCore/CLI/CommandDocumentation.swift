@@ -144,7 +144,8 @@ enum TimelineOptionTable {
   /// `-o, --output <file>`.
   static let output = OptionDocumentation(
     short: "o", long: "output", valueLabel: "file",
-    help: "The picture to write: .svg, or .html for the SVG inside a page.",
+    help:
+      "What to write: .svg (a picture), .html (an interactive page: hover, zoom, pan) or .json (a Chrome trace).",
     defaultValue: "the log's name with .svg", label: "-o, --output <file>", hidden: false,
     completion: .files)
   /// `-h, --help`.
@@ -212,7 +213,7 @@ extension CommandDocumentation {
       name: "squeeze timeline",
       abstract: "Draw a task-state log (--task-log) as one self-contained picture.",
       discussion: [
-        "Tracks of running, enqueued and actor-queued tasks over time, the main actor's lag with microhangs (250 ms or more) and hangs (500 ms or more) marked, and task lanes coloured by state. The picture opens in any browser with no network."
+        "Counts of running, enqueued and actor-queued tasks over time, the main actor's lag with microhangs (250 ms or more) and hangs (500 ms or more) marked, a lane per thread (which task ran on it, when it was blocked or idle) and a lane per task (its states and chunks), with each task's story on hover. The picture opens in any browser with no network; .json writes a Chrome trace for Perfetto's UI or chrome://tracing."
       ],
       usage: ["squeeze timeline <task-log> [--output <file>]"],
       arguments: [

@@ -246,7 +246,14 @@ enum CommandLineParser {
       let missing = UsageError.missingArgument("<task-log>")
       return failure(arguments.isEmpty ? .noArguments(missing) : missing)
     }
-    return .success(.timeline(TimelineOptions(log: log, output: output)))
+    let options = TimelineOptions(log: log, output: output)
+    if let output, options.format == nil {
+      return failure(
+        .invalidValue(
+          output.displayString, option: "--output <file>",
+          reason: "expected a name ending in .svg, .html or .json"))
+    }
+    return .success(.timeline(options))
   }
 
   /// Parses `String` arguments (tests, and callers with text at hand).

@@ -321,12 +321,13 @@ enum OptionTable {
     OptionDefinition(
       group: .diagnostics, short: nil, long: "isolation", valueLabel: "mode",
       help:
-        "Where the work runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated or detached.",
+        "Where the work runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated, detached, or blocking (as nonisolated, with the syncs and reads on the pool's threads).",
       defaultValue: "nonisolated", completion: .choices(Isolation.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
         guard let isolation = Isolation(rawValue: value) else {
           throw .invalidValue(
-            value, option: spelling, reason: "expected main-actor, actor, nonisolated or detached")
+            value, option: spelling,
+            reason: "expected main-actor, actor, nonisolated, detached or blocking")
         }
         options.isolation = isolation
       }),

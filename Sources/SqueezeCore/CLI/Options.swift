@@ -143,9 +143,29 @@ enum ParsedCommand: Sendable, Equatable {
 struct TimelineOptions: Sendable, Equatable {
   /// The task-state log to draw.
   var log: RawPath
-  /// The picture to write (`.svg`, or `.html` for the SVG inside a page); nil for the log's
-  /// name with `.svg`.
+  /// The file to write (`.svg`, `.html` for the interactive page, `.json` for a Chrome trace);
+  /// nil for the log's name with `.svg`.
   var output: RawPath?
+
+  /// What `squeeze timeline` writes, chosen by the output's extension (in any letter case).
+  enum Format: Sendable, Equatable {
+    /// A self-contained SVG picture.
+    case svg
+    /// An interactive HTML page that draws from data embedded in it.
+    case html
+    /// The Chrome Trace Event Format, for Perfetto's UI and chrome://tracing.
+    case chromeTrace
+  }
+
+  /// The format ``resolvedOutput`` asks for, or nil for an extension squeeze does not write
+  /// (a usage error).
+  var format: Format? {
+    let name = String(decoding: resolvedOutput.lastComponent.bytes, as: UTF8.self).lowercased()
+    if name.hasSuffix(".svg") { return .svg }
+    if name.hasSuffix(".html") || name.hasSuffix(".htm") { return .html }
+    if name.hasSuffix(".json") { return .chromeTrace }
+    return nil
+  }
 
   /// Where the picture goes: `output`, or the log's path with its extension replaced by
   /// `.svg`.

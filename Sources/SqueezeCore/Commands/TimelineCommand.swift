@@ -1,11 +1,12 @@
 import Glibc
 
-/// `squeeze timeline <task-log> [-o <file.svg|file.html>]`: draws a task-state log as one
-/// self-contained picture (spec §5).
+/// `squeeze timeline <task-log> [-o <file.svg|file.html|file.json>]`: draws a task-state log
+/// as one self-contained picture, an interactive page, or a Chrome trace (spec §5), and says
+/// on stderr what it wrote where.
 struct TimelineCommand {
   let options: TimelineOptions
 
-  /// Reads the log, renders it, and writes the picture atomically (a temporary beside it,
+  /// Reads the log, renders it, and writes the result atomically (a temporary beside it,
   /// renamed into place).
   func run() -> ExitStatus {
     let stderr = TextOutput.standardError
@@ -25,12 +26,8 @@ struct TimelineCommand {
       return .failure
     }
     let output = options.resolvedOutput
-    let renderer = TimelineRenderer(data: data)
-    let isHTML = output.hasSuffix(Array(".html".utf8)) || output.hasSuffix(Array(".htm".utf8))
-    guard isHTML || output.hasSuffix(Array(".svg".utf8)) else {
-      stderr.write("squeeze: \(output.displayString): the picture must be .svg or .html\n")
-      return .failure
-    }
+    // The parser refused other extensions (a usage error); the default is .svg.
+    let format = options.format ?? .svg
     if let drawn = try? FileStatus.of(log, in: AT_FDCWD, followingSymlinks: true),
       let existing = try? FileStatus.of(output, in: AT_FDCWD, followingSymlinks: true),
       FileIdentity(drawn) == FileIdentity(existing)
@@ -40,13 +37,29 @@ struct TimelineCommand {
       )
       return .failure
     }
-    let document = isHTML ? renderer.html() : renderer.svg()
+    let model = TimelineModel(data: data)
+    let document: String
+    switch format {
+    case .svg: document = TimelineRenderer(model: model).svg()
+    case .html: document = TimelinePage(model: model).html()
+    case .chromeTrace: document = ChromeTrace(model: model).json()
+    }
+    let text = Array(document.utf8)
     do {
-      try writeAtomically(Array(document.utf8), to: output)
+      try writeAtomically(text, to: output)
     } catch {
       stderr.write("squeeze: \(output.displayString): cannot write: \(error)\n")
       return .failure
     }
+    let what: String
+    switch format {
+    case .svg: what = "timeline"
+    case .html: what = "interactive timeline"
+    case .chromeTrace: what = "Chrome trace (Perfetto, chrome://tracing)"
+    }
+    stderr.write(
+      "squeeze: wrote \(what) '\(output.displayString)' (\(ByteFormat.format(Int64(text.count))), \(ByteFormat.count(data.tasks.count)) tasks, \(model.threads.count) threads)\n"
+    )
     return .success
   }
 

@@ -31,7 +31,7 @@ struct HangReport: Sendable, Equatable {
   var worstLag: Double = 0
 }
 
-/// Measures how late the main actor runs, from a thread of its own.
+/// Measures how late the main actor runs, from a thread of its own (`squeeze-beat`).
 ///
 /// Every ``period`` the heartbeat thread enqueues `Task { @MainActor in … }` and notes when;
 /// when the task runs on the main actor, the wait is the main actor's lag at that moment. Only
@@ -66,8 +66,10 @@ final class MainActorHeartbeat: Sendable {
 
   /// Starts the heartbeat thread.
   func start() {
-    let thread = Thread { [self] in self.beat() }
-    thread.name = "squeeze-heartbeat"
+    let thread = Thread { [self] in
+      ThreadName.set("squeeze-beat")
+      self.beat()
+    }
     thread.start()
   }
 

@@ -50,13 +50,15 @@ final class RunDiagnostics: Sendable {
   /// Stops sampling and the heartbeat, writes the `end` event, and returns the hang report.
   func end(files: Int, results: RunResults) -> HangReport {
     let sampler = self.sampler.withLock { $0 }
-    sampler?.stop()
+    let samplerCPU = sampler?.stop() ?? 0
     let report = heartbeat.stop()
     if let log {
       log.end(
         files: files, failed: results.failed, bytesIn: results.bytesIn, bytesOut: results.bytesOut,
         maxRunning: tracker.counters.maxRunning.load(ordering: .relaxed),
-        maxEnqueued: tracker.counters.maxEnqueued.load(ordering: .relaxed), hangs: report)
+        maxEnqueued: tracker.counters.maxEnqueued.load(ordering: .relaxed), hangs: report,
+        leakedContinuations: tracker.counters.continuationWaits.load(ordering: .relaxed),
+        samplerCPUSeconds: samplerCPU)
       log.flush()
     }
     return report

@@ -5,13 +5,21 @@ import Synchronization
 /// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,
 /// times `t` in seconds since the run started (monotonic clock, microsecond resolution).
 ///
-/// Events come from many threads (task transitions from compression code paths, samples
-/// from the sampler thread, hangs from the heartbeat); each is formatted by its caller into
-/// bytes and appended to a buffer under a mutex (well under a microsecond). The sampler
-/// thread writes the buffer out whenever it passes 64 KiB, at least once a second, and at
-/// the end, so compression threads never wait on the disk for the log, and a killed run
-/// leaves all but its last second.
-final class TaskLog: TaskEventSink, Sendable {
+/// Events come from many threads (task and chunk changes from compression code paths, samples
+/// and thread states from the sampler thread, hangs from the heartbeat); each is appended to
+/// a buffer under a mutex (well under a microsecond). Task and chunk events and samples take
+/// their time, and apply their change to the counters, inside that mutex: the log's order is
+/// the order of the changes and its times never go back, so replaying it gives the counters'
+/// values at every instant (the sampler reads them there too). The sampler thread writes the
+/// buffer out whenever it passes 64 KiB, at least once a second, and at the end, so
+/// compression threads never wait on the disk for the log, and a killed run leaves all but
+/// its last second.
+///
+/// Schema 2 (``schema``) adds to schema 1: `schema` and `arch` in `start`; `thread` events;
+/// `thread` on running task events, `reason` on suspended ones and `on` on enqueued ones;
+/// `chunk` events; `threads` in samples; `file` and `error` on every `failed` task event;
+/// `leakedContinuations` in `end`.
+final class TaskLog: Sendable {
   /// The log file.
   private let descriptor: Int32
   /// The log's path, for messages.
@@ -21,6 +29,10 @@ final class TaskLog: TaskEventSink, Sendable {
   private let pending = Mutex<[UInt8]>([])
   /// The first write error, reported once at the end.
   private let writeError = Mutex<SystemError?>(nil)
+
+  /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
+  /// threads, reasons or chunks; readers accept both.
+  static let schema = 2
 
   /// Buffered bytes that trigger a write.
   static let flushThreshold = 64 * 1024
@@ -179,7 +191,9 @@ final class TaskLog: TaskEventSink, Sendable {
     var line = JSONLine()
     line.field("event", literal: "start")
     line.field("t", elapsed(), decimals: 6)
+    line.field("schema", Self.schema)
     line.field("version", version)
+    line.field("arch", ThreadStates.architecture)
     line.field("isolation", isolation.rawValue)
     line.field("jobs", jobs)
     line.field("level", Int(level.value))
@@ -191,52 +205,176 @@ final class TaskLog: TaskEventSink, Sendable {
     append(line)
   }
 
-  /// `{"event":"sample",...}`: one reading of the counters and the main-actor lag.
-  func sample(_ counters: TaskCounters.Snapshot, mainActorLagMilliseconds: Double, at time: Double)
-  {
-    var line = JSONLine()
-    line.field("event", literal: "sample")
-    line.field("t", elapsed(at: time), decimals: 6)
-    line.field("running", counters.running)
-    line.field("enqueued", counters.enqueued)
-    line.field("suspended", counters.suspended)
-    line.field("alive", counters.alive)
-    line.field("total", counters.total)
-    line.field("completed", counters.completed)
-    line.field("actorQueue", counters.actorQueue)
-    line.field("mainActorLagMs", mainActorLagMilliseconds, decimals: 3)
-    append(line)
+  /// The kinds of event whose time is taken under the log's lock, with the change they record.
+  enum TimedEvent {
+    case task
+    case chunk
+
+    var prefix: StaticString {
+      switch self {
+      case .task: "{\"event\":\"task\",\"t\":"
+      case .chunk: "{\"event\":\"chunk\",\"t\":"
+      }
+    }
   }
 
-  /// `{"event":"task",...}`: task `id` entered `state` (the file on its first event).
+  /// The part of a task or chunk event after its time, formatted before the lock is taken.
   ///
-  /// The hot path of the log (several events per file): without a file name the line is
-  /// formatted in a stack buffer and copied into the log's buffer under the lock, with no
-  /// allocation (~150 ns here).
-  func taskEvent(id: Int, file: RawPath?, state: TaskState) {
-    let time = elapsed()
-    guard file == nil else {
-      var line = JSONLine()
-      line.field("event", literal: "task")
-      line.field("t", time, decimals: 6)
-      line.field("id", id)
-      if let file { line.field("file", file.displayString) }
-      line.field("state", state.rawValue)
-      append(line)
-      return
+  /// The hot path of the log (several events per file): without a file name or an error
+  /// the bytes live in a fixed inline buffer, so recording a change allocates nothing.
+  struct Suffix {
+    /// Up to 120 bytes inline (ids, states, thread ids: never more than ~90).
+    fileprivate var inline = InlineArray<120, UInt8>(repeating: 0)
+    fileprivate var count = 0
+    /// The whole suffix when it holds a file name or an error (any length).
+    fileprivate var heap: [UInt8]? = nil
+
+    /// Calls `body` with the bytes.
+    fileprivate func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+      if let heap { return heap.withUnsafeBytes(body) }
+      return withUnsafeBytes(of: inline) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
-      var writer = ByteWriter(buffer)
-      writer.append("{\"event\":\"task\",\"t\":")
-      writer.appendDecimal(time, decimals: 6)
+
+    /// Formats with `write` into the inline buffer.
+    fileprivate init(_ write: (inout ByteWriter) -> Void) {
+      let written = withUnsafeMutableBytes(of: &inline) { raw in
+        var writer = ByteWriter(raw.bindMemory(to: UInt8.self))
+        write(&writer)
+        return writer.count
+      }
+      count = written
+    }
+
+    /// Takes `bytes` as they are.
+    fileprivate init(bytes: [UInt8]) {
+      heap = bytes
+    }
+  }
+
+  /// The suffix of a task event: `,"id":…,"state":…` and what qualifies the state (`on`,
+  /// `thread`, `reason`), with `file` and `error` when given.
+  static func taskSuffix(
+    id: Int, phase: TaskPhase, thread: Int32, file: String?, error: String?
+  ) -> Suffix {
+    func body(_ writer: inout ByteWriter) {
       writer.append(",\"id\":")
       writer.appendInteger(Int64(id))
       writer.append(",\"state\":\"")
-      writer.append(state.jsonName)
-      writer.append("\"}\n")
-      let line = UnsafeBufferPointer(rebasing: buffer[..<writer.count])
-      pending.withLock { $0.append(contentsOf: line) }
+      writer.append(phase.state.jsonName)
+      writer.append("\"")
+      if let executor = phase.executor {
+        writer.append(",\"on\":\"")
+        writer.append(executor.jsonName)
+        writer.append("\"")
+      }
+      if let reason = phase.reason {
+        writer.append(",\"reason\":\"")
+        writer.append(reason.jsonName)
+        writer.append("\"")
+      }
+      if phase.state == .running && thread != 0 {
+        writer.append(",\"thread\":")
+        writer.appendInteger(Int64(thread))
+      }
+      writer.append("}\n")
     }
+    guard file != nil || error != nil else { return Suffix(body) }
+    var line = JSONLine()
+    line.field("id", id)
+    if let file { line.field("file", file) }
+    line.field("state", phase.state.rawValue)
+    if let executor = phase.executor { line.field("on", executor.rawValue) }
+    if let reason = phase.reason { line.field("reason", reason.rawValue) }
+    if phase.state == .running && thread != 0 { line.field("thread", Int(thread)) }
+    if let error { line.field("error", error) }
+    // JSONLine's object without its opening brace: a suffix after `"t":…`.
+    var bytes = [UInt8(ascii: ",")]
+    bytes.append(contentsOf: line.line.dropFirst())
+    return Suffix(bytes: bytes)
+  }
+
+  /// The suffix of a chunk event: `,"id":…,"chunk":…,"state":…` and the thread when running.
+  static func chunkSuffix(id: Int, chunk: Int, state: TaskState, thread: Int32) -> Suffix {
+    Suffix { writer in
+      writer.append(",\"id\":")
+      writer.appendInteger(Int64(id))
+      writer.append(",\"chunk\":")
+      writer.appendInteger(Int64(chunk))
+      writer.append(",\"state\":\"")
+      writer.append(state.jsonName)
+      writer.append("\"")
+      if thread != 0 {
+        writer.append(",\"thread\":")
+        writer.appendInteger(Int64(thread))
+      }
+      writer.append("}\n")
+    }
+  }
+
+  /// Appends one task or chunk event whose time is taken, and whose `change` is applied,
+  /// under the log's lock; nothing is written when `change` returns false (the change did
+  /// not happen).
+  func appendTimed(kind: TimedEvent, suffix: Suffix, change: () -> Bool) {
+    pending.withLock { buffer in
+      guard change() else { return }
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { raw in
+        var writer = ByteWriter(raw)
+        writer.append(kind.prefix)
+        writer.appendDecimal(elapsed(), decimals: 6)
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: raw[..<writer.count]))
+      }
+      suffix.withBytes { buffer.append(contentsOf: $0) }
+    }
+  }
+
+  /// `{"event":"sample",...}`: one reading of the counters, taken under the log's lock so it
+  /// agrees with the events around it, the main-actor lag, and the threads' states.
+  func sample(
+    _ counters: TaskCounters, mainActorLagMilliseconds: Double, threads: [ThreadStates.Reading]
+  ) {
+    // `,"threads":[…],"mainActorLagMs":…}` is formatted before the lock is taken.
+    var tail: [UInt8] = []
+    if !threads.isEmpty {
+      tail.append(contentsOf: #","threads":["#.utf8)
+      for (index, thread) in threads.enumerated() {
+        if index > 0 { tail.append(UInt8(ascii: ",")) }
+        var item = JSONLine()
+        item.field("tid", Int(thread.tid))
+        item.field("state", thread.state.rawValue)
+        if let call = thread.systemCall { item.field("syscall", call) }
+        tail.append(contentsOf: item.line.dropLast())
+      }
+      tail.append(UInt8(ascii: "]"))
+    }
+    tail.append(contentsOf: #","mainActorLagMs":"#.utf8)
+    JSONLine.appendDecimal(mainActorLagMilliseconds, decimals: 3, to: &tail)
+    tail.append(contentsOf: "}\n".utf8)
+    pending.withLock { buffer in
+      let snapshot = counters.snapshot()
+      var line = JSONLine()
+      line.field("event", literal: "sample")
+      line.field("t", elapsed(), decimals: 6)
+      line.field("running", snapshot.running)
+      line.field("enqueued", snapshot.enqueued)
+      line.field("suspended", snapshot.suspended)
+      line.field("alive", snapshot.alive)
+      line.field("total", snapshot.total)
+      line.field("completed", snapshot.completed)
+      line.field("actorQueue", snapshot.actorQueue)
+      buffer.append(contentsOf: line.bytes)
+      buffer.append(contentsOf: tail)
+    }
+  }
+
+  /// `{"event":"thread",...}`: a thread of squeeze's process, first seen (or renamed) at
+  /// `time`, with its name (`/proc/self/task/TID/comm`, at most 15 bytes).
+  func thread(tid: Int32, name: String, at time: Double) {
+    var line = JSONLine()
+    line.field("event", literal: "thread")
+    line.field("t", elapsed(at: time), decimals: 6)
+    line.field("tid", Int(tid))
+    line.field("name", name)
+    append(line)
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.
@@ -261,7 +399,7 @@ final class TaskLog: TaskEventSink, Sendable {
   /// `{"event":"end",...}`: the totals.
   func end(
     files: Int, failed: Int, bytesIn: Int64, bytesOut: Int64, maxRunning: Int, maxEnqueued: Int,
-    hangs: HangReport
+    hangs: HangReport, leakedContinuations: Int, samplerCPUSeconds: Double = 0
   ) {
     var line = JSONLine()
     line.field("event", literal: "end")
@@ -275,6 +413,8 @@ final class TaskLog: TaskEventSink, Sendable {
     line.field("hangs", hangs.hangs)
     line.field("microhangs", hangs.microhangs)
     line.field("worstLagMs", hangs.worstLag * 1000, decimals: 3)
+    line.field("leakedContinuations", leakedContinuations)
+    line.field("samplerCPUSeconds", samplerCPUSeconds, decimals: 6)
     append(line)
   }
 

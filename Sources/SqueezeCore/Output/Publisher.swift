@@ -97,8 +97,10 @@ final class Publisher: Sendable {
   /// - Parameter stopRequested: when set, everything not yet renamed is removed instead.
   init(stopRequested: AtomicFlag) {
     self.stopRequested = stopRequested
-    let thread = Thread { [self] in self.run() }
-    thread.name = "squeeze-publisher"
+    let thread = Thread { [self] in
+      ThreadName.set("squeeze-publish")
+      self.run()
+    }
     thread.start()
   }
 
@@ -285,7 +287,9 @@ final class Publisher: Sendable {
     return failures
   }
 
-  private func rename(_ request: Request) throws(SystemError) {
+  /// Renames `request`'s temporary to its final name (`renameat2(RENAME_NOREPLACE)` for a new
+  /// output, `renameat` over one squeeze replaces).
+  func rename(_ request: Request) throws(SystemError) {
     let temporary = request.temporary
     let final = request.final
     if temporary.directory.count + 1 + temporary.name.count < FileDescriptor.pathSliceLimit

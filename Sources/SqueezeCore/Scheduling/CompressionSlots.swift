@@ -2,11 +2,27 @@ import Synchronization
 
 /// An asynchronous counting semaphore: at most `width` holders at once, others suspended in
 /// first-come order. It bounds how many compressions (files or chunks) are started at once:
-/// `--jobs`. Waiting suspends the task; it never chunks a thread of the cooperative pool.
+/// `--jobs`. Waiting suspends the task; it never blocks a thread of the cooperative pool.
+///
+/// A tracked task that has to wait is `suspended` (reason `slot`) in the task-state log, and
+/// moves to `enqueued` when ``release()`` hands it a slot: from then on it waits for a thread,
+/// not for a slot.
 final class CompressionSlots: Sendable {
+  /// A task waiting for a slot.
+  private struct Waiter {
+    var continuation: CheckedContinuation<Bool, Never>
+    var task: TrackedTask?
+
+    /// Resumes the task, which moves to `enqueued` first (it waits for a thread next).
+    func resume(returning granted: Bool) {
+      task?.resume(from: .slot)
+      continuation.resume(returning: granted)
+    }
+  }
+
   private struct State {
     var available: Int
-    var waiters: [CheckedContinuation<Bool, Never>] = []
+    var waiters: [Waiter] = []
     var head = 0
     var closed = false
   }
@@ -19,8 +35,11 @@ final class CompressionSlots: Sendable {
 
   /// Takes a slot, suspending until one is free.
   ///
+  /// - Parameter task: the task that waits, when it is tracked: `suspended` (reason `slot`)
+  ///   while it waits, `enqueued` once resumed, `running` again when this returns. A slot
+  ///   free at once changes nothing.
   /// - Returns: false when the slots were closed (the run is stopping): no slot was taken.
-  func acquire() async -> Bool {
+  func acquire(for task: TrackedTask? = nil) async -> Bool {
     enum Immediate { case granted, refused, wait }
     let immediate = state.withLock { state -> Immediate in
       if state.closed { return .refused }
@@ -34,18 +53,23 @@ final class CompressionSlots: Sendable {
     case .granted: return true
     case .refused: return false
     case .wait:
-      return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+      task?.suspend(.slot)
+      let granted = await withCheckedContinuation {
+        (continuation: CheckedContinuation<Bool, Never>) in
+        let waiter = Waiter(continuation: continuation, task: task)
         let resumeNow = state.withLock { state -> Bool? in
           if state.closed { return false }
           if state.available > 0 {
             state.available -= 1
             return true
           }
-          state.waiters.append(continuation)
+          state.waiters.append(waiter)
           return nil
         }
-        if let resumeNow { continuation.resume(returning: resumeNow) }
+        if let resumeNow { waiter.resume(returning: resumeNow) }
       }
+      task?.run()
+      return granted
     }
   }
 
@@ -63,7 +87,7 @@ final class CompressionSlots: Sendable {
 
   /// Returns a slot, handing it straight to the longest waiter if there is one.
   func release() {
-    let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+    let next = state.withLock { state -> Waiter? in
       if state.head < state.waiters.count {
         let waiter = state.waiters[state.head]
         state.head += 1
@@ -81,7 +105,7 @@ final class CompressionSlots: Sendable {
 
   /// Refuses all further acquisitions and wakes every waiter with `false`.
   func close() {
-    let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+    let waiters = state.withLock { state -> [Waiter] in
       state.closed = true
       let waiting = Array(state.waiters[state.head...])
       state.waiters = []

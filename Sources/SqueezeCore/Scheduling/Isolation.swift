@@ -11,6 +11,20 @@ enum Isolation: String, Sendable, CaseIterable {
   /// `--jobs` at once; the actor is entered only briefly for bookkeeping.
   case nonisolated
   /// Stage 3 literally, as the session's final code: one `Task.detached` per file, all
-  /// created at once, to show what unbounded task creation costs.
+  /// created at once, to show what unbounded task creation costs. Detached tasks do not
+  /// inherit their creator's priority, so they run in another priority's pool than the
+  /// code that awaits them (see the README's stage table for what that did here).
   case detached
+  /// The session's third problem, thread-pool exhaustion, replayed on real code: as
+  /// `nonisolated`, but each file's blocking calls run on the cooperative pool's thread that
+  /// compresses it, as naive code makes them: its source is read from the disk (its cached
+  /// pages dropped first, `posix_fadvise(POSIX_FADV_DONTNEED)`, as on a cold cache), and its
+  /// output is made durable there (`fsync` of the file, the rename, `fsync` of the folder)
+  /// instead of in a batch on the publisher's thread. The pool adds no thread when one
+  /// blocks (platform notes), so fewer threads compress than there are cores.
+  case blocking
+
+  /// True for the modes that compress `nonisolated` in a bounded task group (`nonisolated`
+  /// and `blocking`): chunk-parallel big files, small files in batches.
+  var isBoundedNonisolated: Bool { self == .nonisolated || self == .blocking }
 }

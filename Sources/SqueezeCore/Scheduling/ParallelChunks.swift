@@ -9,11 +9,12 @@ extension ParallelCompressor {
   /// - Parameter bounded: when true (`nonisolated`), each chunk takes a compression slot, so
   ///   chunks and small files share one width, and the big-file gate is given back as soon
   ///   as the last chunk has started; when false (`detached`), chunks take no slot.
-  /// - Returns: the outcome, and the task (moved to `suspended` while its chunks run).
+  /// - Parameter task: the file's task, running on the calling thread: `suspended` while it
+  ///   waits for a slot or for its chunks, each chunk tracked on its own (``TrackedChunk``).
+  /// - Returns: the outcome, and the task (running again).
   nonisolated func compressInParallelChunks(
     _ index: Int, task: TrackedTask, bounded: Bool
   ) async -> (Result<Processed, FileFailure>, TrackedTask) {
-    var task = task
     let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
     defer { gate?.release() }
     let job: CompressionJob
@@ -25,9 +26,9 @@ extension ParallelCompressor {
     } catch {
       return (.failure(error), task)
     }
-    task.move(to: .suspended)
     do throws(FileFailure) {
-      let prepared = try await writeChunksInOrder(job, gate: gate, slots: bounded ? slots : nil)
+      let prepared = try await writeChunksInOrder(
+        job, task: task, gate: gate, slots: bounded ? slots : nil)
       return (.success(.prepared(prepared)), task)
     } catch {
       return (.failure(error), task)
@@ -36,7 +37,7 @@ extension ParallelCompressor {
 
   /// Feeds the chunks of `job`, writes them in order, and finishes the member.
   private nonisolated func writeChunksInOrder(
-    _ job: CompressionJob, gate: ReleaseOnce?, slots: CompressionSlots?
+    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: CompressionSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
@@ -50,20 +51,22 @@ extension ParallelCompressor {
       var written = 0
       var ready: [Int: CompressedChunk] = [:]
       while written < layout.count && failure == nil {
-        // Fill the window: each chunk waits enqueued for a slot, then runs.
+        // Fill the window: the task waits (suspended) for a slot for each chunk, which then
+        // waits enqueued for a thread and runs.
         while next < layout.count && next - written < window {
-          tracker.chunkEnqueued()
-          let admitted = await slots?.acquire() ?? true
+          let admitted = await slots?.acquire(for: task) ?? true
           guard admitted, !stop.isSet else {
-            tracker.chunkAbandoned()
+            if admitted { slots?.release() }
             failure = .interrupted
             break
           }
           let chunk = next
+          let tracked = task.chunk(chunk)
           group.addTask {
-            self.tracker.chunkStarted()
+            tracked.start()
+            var failed = false
             defer {
-              self.tracker.chunkEnded()
+              tracked.end(failed: failed)
               slots?.release()
             }
             do throws(FileFailure) {
@@ -73,6 +76,7 @@ extension ParallelCompressor {
                     index: chunk, of: layout, descriptor: descriptor, workspace: workspace)
                 })
             } catch {
+              failed = true
               return .failure(error)
             }
           }
@@ -80,7 +84,10 @@ extension ParallelCompressor {
           if next == layout.count { gate?.release() }
         }
         if failure != nil { break }
-        guard let result = await group.next() else { break }
+        task.suspend(.chunks)
+        let completed = await group.next()
+        task.run()
+        guard let result = completed else { break }
         switch result {
         case .failure(let error):
           failure = error
@@ -101,7 +108,9 @@ extension ParallelCompressor {
         }
       }
       // On failure the group waits here for the chunks already running.
+      if failure != nil { task.suspend(.chunks) }
     }
+    if failure != nil { task.run() }
     if let failure { throw failure }
     try job.checkNoGrowth()
     return try job.finish(bytesRead: bytesRead, crc: crc)

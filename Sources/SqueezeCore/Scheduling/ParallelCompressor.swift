@@ -19,8 +19,10 @@ import SqueezeEngines
 // actor), gives its slot back, waits suspended for the `Publisher` thread to make the output
 // durable and rename it into place, then enters this actor once, for a few microseconds, to
 // record the outcome. The other isolation modes change only where the synchronous
-// compression runs: on the main actor (stage 1), inside this actor (stage 2), or in one
-// `Task.detached` per file created all at once (the session's literal final code).
+// compression runs: on the main actor (stage 1), inside this actor (stage 2), in one
+// `Task.detached` per file created all at once (the session's literal final code), or as
+// here but with the blocking calls on the pool's threads (`blocking`, the session's
+// thread-pool exhaustion: ``BlockingReplay``).
 //
 // Buffers. Every running compression borrows one `CompressionWorkspace` (a zlib stream, a
 // dictionary plus one chunk of input, one chunk's deflate bound of output) from a pool for
@@ -31,7 +33,8 @@ import SqueezeEngines
 //
 // Threads. Compression runs on Swift's cooperative pool (as wide as the cores), so `running`
 // never exceeds min(jobs, cores); with more jobs than cores the extra work waits `enqueued`
-// for a thread. Nothing that blocks for long runs there: syncs happen on the publisher's own
+// for a thread, and a task waiting for a slot is `suspended` (reason `slot`). Every state
+// change goes through ``TaskTracker``, from the thread where it happens. Nothing that blocks for long runs there: syncs happen on the publisher's own
 // thread; the task-state sampler and the main-actor heartbeat have threads of their own; the
 // main actor only ever drains coalesced progress.
 //
@@ -152,7 +155,7 @@ actor ParallelCompressor {
   /// `nonisolated` and `detached` modes (the isolated stages work on a whole file inside
   /// their isolation, as the session's code does).
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
-    (configuration.isolation == .nonisolated || configuration.isolation == .detached)
+    (configuration.isolation.isBoundedNonisolated || configuration.isolation == .detached)
       && configuration.list.files[index].size > Int64(configuration.chunkSize)
       && !isStored(index)
   }
@@ -242,7 +245,7 @@ actor ParallelCompressor {
       /// Starts a file of one chunk (in a batch in the `nonisolated` mode).
       func startSmall(_ index: Int) async -> Bool {
         guard await admit(index) else { return true }
-        if configuration.isolation == .nonisolated {
+        if configuration.isolation.isBoundedNonisolated {
           batch.append(index, size: configuration.list.files[index].size)
           return batch.isFull ? await startBatch() : true
         }
@@ -276,12 +279,16 @@ actor ParallelCompressor {
     }
   }
 
-  /// Small files run one after another in one task holding one slot.
+  /// Small files run one after another in one task holding one slot. Each file's task is
+  /// created when its turn comes, and runs at once on the batch's thread.
   private nonisolated func runBatch(_ files: [Int]) async {
     for index in files {
       if stop.isSet { break }
-      var task = tracker.create(id: index + 1, file: displayPath(of: index))
-      task.move(to: .running)
+      let task = tracker.create(id: index + 1, file: displayPath(of: index))
+      task.run()
+      if configuration.isolation == .blocking {
+        BlockingReplay.dropCachedPages(of: index, context: context)
+      }
       handOver(processHere(index), task: task, index: index)
     }
     slots.release()
@@ -309,6 +316,8 @@ actor ParallelCompressor {
   private nonisolated func admit(_ index: Int) async -> Bool {
     if configuration.dropped.contains(index) { return false }
     if let failure = configuration.preFailed[index] {
+      tracker.failedBeforeStart(
+        id: index + 1, file: displayPath(of: index), error: failure.description)
       outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
       return false
     }
@@ -333,44 +342,61 @@ actor ParallelCompressor {
 
   /// One file's task: work where the isolation mode says, give the slot back, and hand the
   /// output to the publisher, which finishes the file (the task does not wait for it).
+  ///
+  /// In the isolated stages the task hops onto the actor or the main actor (it waits
+  /// `enqueued` there), runs and hands its output over inside that isolation; only giving
+  /// the slot back is left for its way out.
   private nonisolated func run(_ task: TrackedTask, index: Int, holding: Holding) async {
-    var task = task
-    let processed: Result<Processed, FileFailure>
     switch configuration.isolation {
-    case .nonisolated where holding == .gate, .detached where usesParallelChunks(index):
-      let bounded = configuration.isolation == .nonisolated
-      if configuration.settings.operation == .compress {
-        (processed, task) = await compressInParallelChunks(index, task: task, bounded: bounded)
-      } else {
-        (processed, task) = await restoreInParallelChunks(index, task: task, bounded: bounded)
+    case .nonisolated where holding == .gate, .blocking where holding == .gate,
+      .detached where usesParallelChunks(index):
+      task.run()
+      if configuration.isolation == .blocking {
+        BlockingReplay.dropCachedPages(of: index, context: context)
       }
-    case .nonisolated, .detached:
-      task.move(to: .running)
-      processed = processHere(index)
+      let bounded = holding == .gate
+      let (processed, _) =
+        configuration.settings.operation == .compress
+        ? await compressInParallelChunks(index, task: task, bounded: bounded)
+        : await restoreInParallelChunks(index, task: task, bounded: bounded)
+      handOver(processed, task: task, index: index)
+    case .nonisolated, .detached, .blocking:
+      task.run()
+      if configuration.isolation == .blocking {
+        BlockingReplay.dropCachedPages(of: index, context: context)
+      }
+      let processed = processHere(index)
+      if holding == .slot { slots.release() }
+      handOver(processed, task: task, index: index)
+      return
     case .actor:
-      tracker.actorWaitBegan()
-      (processed, task) = await processInsideActor(index, task: task)
+      task.enqueue(on: .actor)
+      await processInsideActor(index, task: task)
     case .mainActor:
-      (processed, task) = await MainActorCompression.process(index, task: task, compressor: self)
+      task.enqueue(on: .mainActor)
+      await MainActorCompression.process(index, task: task, compressor: self)
     }
     if holding == .slot { slots.release() }
-    handOver(processed, task: task, index: index)
   }
 
   /// Hands a processed file's output to the publisher, which finishes the file (nobody
-  /// waits for it), or ends the file's task at once.
-  private nonisolated func handOver(
+  /// waits for it: the task is `suspended` for its publication until the publisher's
+  /// completion ends it), or ends the file's task at once. With `--isolation blocking` the
+  /// output is made durable and renamed here, on the calling thread (``BlockingReplay``).
+  nonisolated func handOver(
     _ processed: Result<Processed, FileFailure>, task: TrackedTask, index: Int
   ) {
-    var task = task
     switch processed {
     case .success(.prepared(let ready)):
-      // A chunk-parallel file is already suspended (it waited on its chunks).
-      if task.state != .suspended { task.move(to: .suspended) }
-      let waiting = task
+      if configuration.isolation == .blocking {
+        let publication = BlockingReplay.publish(ready.request, publisher: publisher, stop: stop)
+        conclude(task, index: index, outcome(of: ready, publication))
+        return
+      }
+      task.suspend(.publication)
       publisher.submit(ready.request) { publication in
         // On the publisher's thread, once the output is on disk (or not).
-        self.conclude(waiting, index: index, self.outcome(of: ready, publication))
+        self.conclude(task, index: index, self.outcome(of: ready, publication))
       }
     case .success(.upToDate(let bytes)):
       conclude(task, index: index, .upToDate(bytes: bytes))
@@ -383,8 +409,14 @@ actor ParallelCompressor {
 
   /// Ends a file's task with its outcome and posts the outcome to the actor.
   private nonisolated func conclude(_ task: TrackedTask, index: Int, _ outcome: FileOutcome) {
-    var task = task
-    task.move(to: outcome.isFailure ? .failed : .finished)
+    switch outcome {
+    case .failed(let failure):
+      task.fail(failure.description, file: self.displayPath(of: index))
+    case .done(_, _, _, .failed(let error)?, _):
+      task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
+    default:
+      task.finish()
+    }
     outcomes.post(OutcomeChannel.Entry(file: index, outcome: outcome))
   }
 
@@ -451,17 +483,11 @@ actor ParallelCompressor {
   }
 
   /// Stage 2 of the session: the work runs inside this actor's isolation, so files go one at
-  /// a time and every other task waits enqueued on the actor.
-  private func processInsideActor(
-    _ index: Int, task: TrackedTask
-  ) -> (Result<Processed, FileFailure>, TrackedTask) {
-    tracker.actorWaitEnded()
-    var task = task
-    task.move(to: .running)
-    let result = processHere(index)
-    // Done here; the task waits for a pool thread to go on.
-    task.move(to: .enqueued)
-    return (result, task)
+  /// a time and every other task waits enqueued on the actor. The output is handed over
+  /// here too, so the task leaves the actor suspended for its publication (or done).
+  private func processInsideActor(_ index: Int, task: TrackedTask) {
+    task.run()
+    handOver(processHere(index), task: task, index: index)
   }
 
   /// Records one file's outcome: results, progress and messages.
@@ -590,16 +616,11 @@ struct SmallFileBatch {
 /// isolation, so the main actor is blocked for as long as each file takes.
 @MainActor
 enum MainActorCompression {
-  /// Works on file `index` on the main actor.
-  static func process(
-    _ index: Int, task: TrackedTask, compressor: ParallelCompressor
-  ) -> (Result<ParallelCompressor.Processed, FileFailure>, TrackedTask) {
-    var task = task
-    task.move(to: .running)
-    let result = compressor.processHere(index)
-    // Done here; the task waits for a pool thread to go on.
-    task.move(to: .enqueued)
-    return (result, task)
+  /// Works on file `index` on the main actor and hands its output over there, so the task
+  /// leaves the main actor suspended for its publication (or done).
+  static func process(_ index: Int, task: TrackedTask, compressor: ParallelCompressor) {
+    task.run()
+    compressor.handOver(compressor.processHere(index), task: task, index: index)
   }
 }
 

@@ -10,11 +10,12 @@ extension ParallelCompressor {
   ///
   /// - Parameter bounded: when true (`nonisolated`), chunks take slots and the big-file gate
   ///   is given back once no chunk is left to start; when false (`detached`), no slots.
-  /// - Returns: the outcome, and the task.
+  /// - Parameter task: the file's task, running on the calling thread: `suspended` while it
+  ///   waits for a slot or for its chunks, each chunk tracked on its own (``TrackedChunk``).
+  /// - Returns: the outcome, and the task (running again).
   nonisolated func restoreInParallelChunks(
     _ index: Int, task: TrackedTask, bounded: Bool
   ) async -> (Result<Processed, FileFailure>, TrackedTask) {
-    var task = task
     let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
     defer { gate?.release() }
     let testing = configuration.settings.operation == .test
@@ -35,7 +36,6 @@ extension ParallelCompressor {
       return (.failure(error), task)
     }
     defer { close(source.descriptor) }
-    task.move(to: .suspended)
     let sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void = { chunk throws(FileFailure) in
       try opened?.output.write(chunk)
     }
@@ -43,7 +43,7 @@ extension ParallelCompressor {
       var (bytesIn, bytesOut): (Int64, Int64)
       do throws(FileFailure) {
         (bytesIn, bytesOut) = try await restoreChunks(
-          source, gate: gate, slots: bounded ? slots : nil, task: &task, sink: sink)
+          source, gate: gate, slots: bounded ? slots : nil, task: task, sink: sink)
       } catch .badGzip(let fault) where configuration.settings.engine != .zlib {
         // zlib, the reference, has the last word on a file ISA-L refused (see
         // GzipFileReader.decode): the output is redone from the start.
@@ -72,7 +72,7 @@ extension ParallelCompressor {
   /// - Returns: compressed bytes read and bytes restored.
   /// - Throws: ``FileFailure`` for read, format and sink errors, `.interrupted`.
   private nonisolated func restoreChunks(
-    _ source: SourceFile, gate: ReleaseOnce?, slots: CompressionSlots?, task: inout TrackedTask,
+    _ source: SourceFile, gate: ReleaseOnce?, slots: CompressionSlots?, task: TrackedTask,
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let descriptor = source.descriptor
@@ -107,19 +107,18 @@ extension ParallelCompressor {
           while serialFrom == nil, next < starts.count, next - written < inFlight {
             let start = starts[next]
             let end: Int64? = if case .marker(let offset) = boundary { offset } else { nil }
-            tracker.chunkEnqueued()
-            let admitted = await slots?.acquire() ?? true
+            let admitted = await slots?.acquire(for: task) ?? true
             guard admitted, !stop.isSet else {
               if admitted { slots?.release() }
-              tracker.chunkAbandoned()
               failure = .interrupted
               break
             }
             let chunk = next
+            let tracked = task.chunk(chunk)
             group.addTask {
-              self.tracker.chunkStarted()
+              tracked.start()
               defer {
-                self.tracker.chunkEnded()
+                tracked.end()
                 slots?.release()
               }
               let outcome: ChunkDecoding.Outcome
@@ -159,7 +158,10 @@ extension ParallelCompressor {
             resumeAt = (starts[written], false)
             break
           }
-          guard let (chunk, outcome) = await group.next() else { break }
+          task.suspend(.chunks)
+          let completed = await group.next()
+          task.run()
+          guard let (chunk, outcome) = completed else { break }
           ready[chunk] = outcome
           while !finished, written != serialFrom, let outcome = ready.removeValue(forKey: written) {
             switch outcome {
@@ -191,23 +193,24 @@ extension ParallelCompressor {
         }
         // Chunks still running past the point of decision are not needed: let them stop.
         group.cancelAll()
+        task.suspend(.chunks)
         while let (_, outcome) = await group.next() {
           switch outcome {
           case .boundary(let buffer), .streamEnd(let buffer, _): buffers.give(buffer)
           case .rejected: break
           }
         }
+        task.run()
       }
     }
     gate?.release()
     if let failure { throw failure }
     // Everything from `resumeAt` on: serially, holding a slot like any compression.
     if let slots {
-      guard await slots.acquire(), !stop.isSet else { throw .interrupted }
+      guard await slots.acquire(for: task) else { throw .interrupted }
     }
     defer { slots?.release() }
-    task.move(to: .running)
-    defer { task.move(to: .suspended) }
+    if stop.isSet { throw .interrupted }
     return try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       var resumed: Result<GzipDecoder, EngineError>? = nil
       window.bytes.withUnsafeBytes { dictionary in

@@ -1,23 +1,28 @@
 import Synchronization
 
-/// The task-state counters of spec §5, kept by the code paths themselves as atomics so a
-/// sampler thread can read them without entering any actor and disturbing what it measures.
-/// An increment costs ~60 ns (platform notes), well under 1 % of a small file.
+/// The task-state counters of spec §5, kept by the code paths themselves (through
+/// ``TaskTracker``) as atomics, so a sampler thread can read them without entering any actor
+/// and disturbing what it measures. An increment costs ~60 ns (platform notes), well under
+/// 1 % of a small file.
 final class TaskCounters: Sendable {
-  /// Compression work (files or chunks) executing right now.
+  /// Jobs executing on a thread right now: tasks and chunks of big files.
   let running = Atomic<Int>(0)
-  /// Tasks or chunks ready to run but waiting: for the actor, the main actor or a slot.
+  /// Tasks and chunks on an executor's queue: waiting for a thread, the actor or the main
+  /// actor.
   let enqueued = Atomic<Int>(0)
-  /// Tasks waiting on something else (publication, their chunks).
+  /// Tasks awaiting something (a slot, their publication, their chunks, a continuation).
   let suspended = Atomic<Int>(0)
   /// Tasks created and not yet finished.
   let alive = Atomic<Int>(0)
-  /// Tasks created so far.
+  /// Tasks created so far (one per file, also for files that failed before starting).
   let total = Atomic<Int>(0)
   /// Tasks that finished or failed.
   let completed = Atomic<Int>(0)
-  /// Callers waiting to enter `ParallelCompressor`.
+  /// Tasks enqueued on `ParallelCompressor`'s executor, waiting to enter the actor.
   let actorQueue = Atomic<Int>(0)
+  /// Tasks suspended on a continuation (reasons `slot`, `publication`, `continuation`):
+  /// what is left when the run ends is the `end` event's `leakedContinuations`.
+  let continuationWaits = Atomic<Int>(0)
   /// The most `running` has been.
   let maxRunning = Atomic<Int>(0)
   /// The most `enqueued` has been.
@@ -36,8 +41,8 @@ final class TaskCounters: Sendable {
     var actorQueue = 0
   }
 
-  /// Reads every counter (each atomically; the set is not one instant, which a 10 ms
-  /// sample does not need).
+  /// Reads every counter (each atomically; with a log the sampler reads them under the log's
+  /// lock, where every change is made, so the set is one instant).
   func snapshot() -> Snapshot {
     Snapshot(
       running: running.load(ordering: .relaxed), enqueued: enqueued.load(ordering: .relaxed),
@@ -46,9 +51,42 @@ final class TaskCounters: Sendable {
       actorQueue: actorQueue.load(ordering: .relaxed))
   }
 
+  /// Accounts a task's move from `from` (nil: the task is new) to `to`.
+  func apply(from: TaskPhase?, to: TaskPhase) {
+    if let from {
+      leave(from)
+    } else {
+      total.add(1, ordering: .relaxed)
+      if !to.state.isTerminal { alive.add(1, ordering: .relaxed) }
+    }
+    enter(to)
+    if to.state.isTerminal {
+      if from != nil { alive.subtract(1, ordering: .relaxed) }
+      completed.add(1, ordering: .relaxed)
+    }
+  }
+
+  /// Accounts a chunk's move from `from` to `to` (nil: not yet created, or done).
+  func adjustChunk(from: TaskState?, to: TaskState?) {
+    if let from { adjust(from, by: -1) }
+    if let to { adjust(to, by: 1) }
+  }
+
+  private func enter(_ phase: TaskPhase) {
+    adjust(phase.state, by: 1)
+    if phase.executor == .actor { actorQueue.add(1, ordering: .relaxed) }
+    if phase.reason?.isContinuation == true { continuationWaits.add(1, ordering: .relaxed) }
+  }
+
+  private func leave(_ phase: TaskPhase) {
+    adjust(phase.state, by: -1)
+    if phase.executor == .actor { actorQueue.subtract(1, ordering: .relaxed) }
+    if phase.reason?.isContinuation == true { continuationWaits.subtract(1, ordering: .relaxed) }
+  }
+
   /// Adds `delta` to the counter for `state` (none for terminal states), tracking the
   /// maxima of `running` and `enqueued`.
-  func adjust(_ state: TaskState, by delta: Int) {
+  private func adjust(_ state: TaskState, by delta: Int) {
     switch state {
     case .running:
       let value = running.wrappingAdd(delta, ordering: .relaxed).newValue

@@ -1,68 +1,322 @@
+import CSystem
 import Glibc
+import Synchronization
 
-/// Keeps the task-state counters and, when a task-state log is being written, logs each
-/// task's transitions. Compression code paths call it at each step of a task's life (spec
-/// §5): created (enqueued), started (running), waiting (suspended or enqueued), done.
+/// Keeps the task-state counters and, when a task-state log is written, logs every change
+/// (spec §5). Code paths call it at each step of a file's life: created (enqueued), running
+/// on a thread, suspended for a reason, enqueued again when resumed, done; and for each
+/// chunk of a big file: enqueued, running on a thread, done.
+///
+/// The hook API, for compression and decoding alike (a parallel restore calls the same
+/// hooks):
+///
+/// ```swift
+/// let task = tracker.create(id: index + 1, file: path)       // enqueued on the pool
+/// task.run()                                                 // on the thread that runs it
+/// guard await slots.acquire(for: task) else { … }            // suspended(slot) while waiting
+/// let chunk = task.chunk(k)                                   // chunk k enqueued
+/// group.addTask {
+///   chunk.start()                                             // chunk running on this thread
+///   defer { chunk.end(failed: …) }                            // and resumes a task waiting
+///   …                                                         //   for its chunks
+/// }
+/// task.suspend(.chunks); _ = await group.next(); task.run()
+/// task.suspend(.publication)                                  // handed to the publisher
+/// task.finish() / task.fail(error, file: path)                // from any thread
+/// ```
+///
+/// With a log, each change is applied to the counters and written to the log under the log's
+/// lock, with its time taken there: the log's order is the order of the changes, so a reader
+/// replaying it gets the same counts as the counters at every instant (`maxRunning` in
+/// `end` is the replay's maximum), and a thread's running spans never overlap in it. Without
+/// a log a change is a few relaxed atomic operations (~60 ns each, platform notes), and
+/// nothing is formatted.
+///
+/// Building with `-Xswiftc -DSQUEEZE_NO_TASK_HOOKS` compiles every hook out (no counters, no
+/// per-task object), so `scripts/log-overhead` can measure what the hooks cost against the
+/// same commit without them.
 final class TaskTracker: Sendable {
   /// The live counters.
   let counters = TaskCounters()
-  /// Where `task` events go; nil when no log is written (then logging costs nothing).
-  let log: TaskEventSink?
+  /// Where events go; nil when no log is written (then nothing is formatted).
+  let log: TaskLog?
 
-  /// - Parameter log: receives one event per task transition, or nil.
-  init(log: TaskEventSink? = nil) {
+  /// - Parameter log: receives one event per change, or nil.
+  init(log: TaskLog? = nil) {
     self.log = log
   }
 
-  /// Records a new task for file `id` (1-based), born ready to run: it counts in `total`,
-  /// `alive` and `enqueued`. `file` (the path, for the log) is evaluated only when a log is
-  /// written.
-  func create(id: Int, file: @autoclosure () -> RawPath) -> TrackedTask {
-    counters.total.add(1, ordering: .relaxed)
-    counters.alive.add(1, ordering: .relaxed)
-    counters.adjust(.enqueued, by: 1)
-    if let log { log.taskEvent(id: id, file: file(), state: .enqueued) }
-    return TrackedTask(id: id, state: .enqueued, tracker: self)
+  #if SQUEEZE_NO_TASK_HOOKS
+    /// The one task every hook-free `create` returns (its methods do nothing).
+    private let inert = TrackedTask(id: 0, phase: .finished, tracker: nil)
+  #endif
+
+  /// Records a new task for file `id` (1-based), born enqueued on `executor`: it counts in
+  /// `total`, `alive` and `enqueued`. `file` (the path, for the log) is evaluated only when a
+  /// log is written.
+  func create(
+    id: Int, file: @autoclosure () -> RawPath, on executor: TaskExecutor = .pool
+  ) -> TrackedTask {
+    #if SQUEEZE_NO_TASK_HOOKS
+      return inert
+    #else
+      let phase = TaskPhase.enqueued(on: executor)
+      let task = TrackedTask(id: id, phase: phase, tracker: self)
+      guard let log else {
+        counters.apply(from: nil, to: phase)
+        return task
+      }
+      let suffix = TaskLog.taskSuffix(
+        id: id, phase: phase, thread: 0, file: file().displayString, error: nil)
+      log.appendTimed(kind: .task, suffix: suffix) {
+        counters.apply(from: nil, to: phase)
+        return true
+      }
+      return task
+    #endif
   }
 
-  func transition(id: Int, from: TaskState, to: TaskState) {
-    counters.adjust(from, by: -1)
-    counters.adjust(to, by: 1)
-    if to.isTerminal {
-      counters.alive.subtract(1, ordering: .relaxed)
-      counters.completed.add(1, ordering: .relaxed)
+  /// Records a file that failed before a task could start for it (an output collision, a
+  /// file another argument already names): one `failed` task event with its file and
+  /// error, so the timeline shows it. Counts in `total` and `completed`.
+  func failedBeforeStart(id: Int, file: @autoclosure () -> RawPath, error: String) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let log else {
+        counters.apply(from: nil, to: .failed)
+        return
+      }
+      let suffix = TaskLog.taskSuffix(
+        id: id, phase: .failed, thread: 0, file: file().displayString, error: error)
+      log.appendTimed(kind: .task, suffix: suffix) {
+        counters.apply(from: nil, to: .failed)
+        return true
+      }
+    #endif
+  }
+
+  /// Moves `task` to `next` if `condition` accepts its current phase (and the move is
+  /// legal), updating the counters and logging the change in one step.
+  ///
+  /// - Returns: true when the task moved.
+  @discardableResult
+  fileprivate func move(
+    _ task: TrackedTask, to next: TaskPhase, thread: Int32 = 0,
+    file: (() -> RawPath)? = nil, error: String? = nil,
+    when condition: (TaskPhase) -> Bool = { _ in true }
+  ) -> Bool {
+    var result = TrackedTask.Exchange.skipped
+    if let log {
+      let suffix = TaskLog.taskSuffix(
+        id: task.id, phase: next, thread: thread, file: file.map { $0().displayString },
+        error: error)
+      log.appendTimed(kind: .task, suffix: suffix) {
+        result = task.exchange(to: next, when: condition)
+        guard case .moved(let from) = result else { return false }
+        counters.apply(from: from, to: next)
+        return true
+      }
+    } else {
+      result = task.exchange(to: next, when: condition)
+      if case .moved(let from) = result { counters.apply(from: from, to: next) }
     }
-    log?.taskEvent(id: id, file: nil, state: to)
+    switch result {
+    case .moved: return true
+    case .skipped: return false
+    case .illegal(let from):
+      // Outside the log's lock: the warning is an event of its own.
+      illegalMove(id: task.id, from: from, to: next)
+      return false
+    }
   }
 
-  func illegalTransition(id: Int, from: TaskState, to: TaskState) {
+  /// A chunk of task `id` changed state (see ``TrackedChunk``).
+  fileprivate func chunk(
+    id: Int, index: Int, state: TaskState, thread: Int32, adjust: () -> Void
+  ) {
+    guard let log else {
+      adjust()
+      return
+    }
+    let suffix = TaskLog.chunkSuffix(id: id, chunk: index, state: state, thread: thread)
+    log.appendTimed(kind: .chunk, suffix: suffix) {
+      adjust()
+      return true
+    }
+  }
+
+  /// A move the state machine forbids: a bug in squeeze's bookkeeping, never in the user's
+  /// data. Debug builds stop here naming both phases; release builds log a warning and go
+  /// on, because a diagnostics bug must never abort an unattended backup.
+  fileprivate func illegalMove(id: Int, from: TaskPhase, to: TaskPhase) {
     assertionFailure("task \(id): illegal transition from \(from) to \(to)")
-    log?.warning("task \(id): illegal transition from \(from.rawValue) to \(to.rawValue) ignored")
+    log?.warning("task \(id): illegal transition from \(from) to \(to) ignored")
   }
-
-  /// A chunk of a big file is waiting for a slot: counts in `enqueued` (spec §5: chunks
-  /// count in running and enqueued while events stay per file).
-  func chunkEnqueued() { counters.adjust(.enqueued, by: 1) }
-  /// A chunk's compression starts.
-  func chunkStarted() {
-    counters.adjust(.enqueued, by: -1)
-    counters.adjust(.running, by: 1)
-  }
-  /// A chunk's compression ended.
-  func chunkEnded() { counters.adjust(.running, by: -1) }
-  /// A waiting chunk was abandoned (the run is stopping).
-  func chunkAbandoned() { counters.adjust(.enqueued, by: -1) }
-
-  /// A caller starts waiting to enter `ParallelCompressor`.
-  func actorWaitBegan() { counters.actorQueue.add(1, ordering: .relaxed) }
-  /// The caller is inside the actor.
-  func actorWaitEnded() { counters.actorQueue.subtract(1, ordering: .relaxed) }
 }
 
-/// Receives task events for the task-state log.
-protocol TaskEventSink: Sendable {
-  /// Task `id` entered `state`; `file` is given on the first event of a task.
-  func taskEvent(id: Int, file: RawPath?, state: TaskState)
-  /// A diagnostics warning (an illegal transition in a release build).
-  func warning(_ message: String)
+/// One file's task as the task-state log sees it (its id is the file's number in the run,
+/// from 1). Every thread that touches the task moves it: its own code (running, suspended,
+/// enqueued on an actor), whoever resumes it (a slot released, a chunk ended: enqueued on the
+/// pool), and whoever ends it (the publisher's thread). The phase is one atomic, changed
+/// only through legal moves (``TaskPhase/canMove(to:)``).
+final class TrackedTask: Sendable {
+  /// The task's id: its file's index in the run, starting at 1.
+  let id: Int
+  /// The phase, packed (``TaskPhase/packed``).
+  private let phase: Atomic<UInt16>
+  /// Nil only for the inert task of a build without hooks.
+  private let tracker: TaskTracker?
+
+  fileprivate init(id: Int, phase: TaskPhase, tracker: TaskTracker?) {
+    self.id = id
+    self.phase = Atomic(phase.packed)
+    self.tracker = tracker
+  }
+
+  /// Where the task is now.
+  var current: TaskPhase { TaskPhase(packed: phase.load(ordering: .acquiring)) }
+  /// Its state now.
+  var state: TaskState { current.state }
+
+  /// What ``exchange(to:when:)`` did.
+  fileprivate enum Exchange {
+    /// Moved, from this phase.
+    case moved(from: TaskPhase)
+    /// Not moved: the condition declined the current phase.
+    case skipped
+    /// Not moved: the state machine forbids leaving this phase for the next.
+    case illegal(from: TaskPhase)
+  }
+
+  /// Sets the phase to `next` if `condition` accepts the current one and the move is legal.
+  fileprivate func exchange(to next: TaskPhase, when condition: (TaskPhase) -> Bool)
+    -> Exchange
+  {
+    var packed = phase.load(ordering: .acquiring)
+    while true {
+      let from = TaskPhase(packed: packed)
+      guard condition(from) else { return .skipped }
+      guard from.canMove(to: next) else { return .illegal(from: from) }
+      let (exchanged, original) = phase.compareExchange(
+        expected: packed, desired: next.packed, ordering: .acquiringAndReleasing)
+      if exchanged { return .moved(from: from) }
+      packed = original
+    }
+  }
+
+  /// The task's code runs on the calling thread from now on: it moves to `running` and the
+  /// log records the thread (`gettid`).
+  func run() {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let tracker else { return }
+      tracker.move(self, to: .running, thread: tracker.log == nil ? 0 : squeeze_thread_id())
+    #endif
+  }
+
+  /// The task's next job waits on `executor`'s queue: it hops onto the actor or the main
+  /// actor (from running, or from the pool's queue where it was created).
+  func enqueue(on executor: TaskExecutor) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      tracker?.move(self, to: .enqueued(on: executor))
+    #endif
+  }
+
+  /// The task awaits `reason`.
+  func suspend(_ reason: SuspensionReason) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      tracker?.move(self, to: .suspended(reason))
+    #endif
+  }
+
+  /// Called by whoever resumes the task, on its own thread, just before it does: a task
+  /// suspended for `reason` moves to `enqueued` on the pool, where it waits for a thread.
+  /// Does nothing when the task is not waiting for `reason` (a chunk ended while its task
+  /// was busy writing).
+  func resume(from reason: SuspensionReason) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      tracker?.move(
+        self, to: .enqueued(on: .pool),
+        when: { $0.state == .suspended && $0.reason == reason })
+    #endif
+  }
+
+  /// The task is done: its output is published or up to date.
+  func finish() {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      tracker?.move(self, to: .finished)
+    #endif
+  }
+
+  /// The task is done with an error. The `failed` event names the file and the error, so a
+  /// reader needs no earlier event to tell what failed.
+  ///
+  /// - Parameters:
+  ///   - error: the failure's message (``FileFailure``'s description); evaluated only when a
+  ///     log is written.
+  ///   - file: the file, as displayed; evaluated only when a log is written.
+  func fail(_ error: @autoclosure () -> String, file: @escaping @autoclosure () -> RawPath) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let tracker else { return }
+      if tracker.log == nil {
+        tracker.move(self, to: .failed)
+      } else {
+        tracker.move(self, to: .failed, file: file, error: error())
+      }
+    #endif
+  }
+
+  /// Chunk `index` (from 0) of this task's file is ready to run: it counts in `enqueued`
+  /// until ``TrackedChunk/start()``.
+  func chunk(_ index: Int) -> TrackedChunk {
+    let chunk = TrackedChunk(task: self, index: index)
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let tracker else { return chunk }
+      tracker.chunk(id: id, index: index, state: .enqueued, thread: 0) {
+        tracker.counters.adjustChunk(from: nil, to: .enqueued)
+      }
+    #endif
+    return chunk
+  }
+}
+
+/// One chunk of a big file (``ChunkLayout``), compressed or decoded as a child task of its
+/// file's task: enqueued when created (``TrackedTask/chunk(_:)``), running on a thread from
+/// ``start()`` to ``end(failed:)``. Chunks count in `running` and `enqueued`, not in
+/// `alive` or `total` (they are not files); the log has a `chunk` event for each change.
+struct TrackedChunk: Sendable {
+  /// The file's task.
+  let task: TrackedTask
+  /// The chunk's index in its file, from 0.
+  let index: Int
+
+  /// The chunk starts running on the calling thread.
+  func start() {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let tracker = task.trackerForChunks else { return }
+      tracker.chunk(
+        id: task.id, index: index, state: .running,
+        thread: tracker.log == nil ? 0 : squeeze_thread_id()
+      ) {
+        tracker.counters.adjustChunk(from: .enqueued, to: .running)
+      }
+    #endif
+  }
+
+  /// The chunk is done (with an error when `failed`); a task waiting for its chunks is
+  /// resumed (enqueued on the pool).
+  func end(failed: Bool = false) {
+    #if !SQUEEZE_NO_TASK_HOOKS
+      guard let tracker = task.trackerForChunks else { return }
+      tracker.chunk(
+        id: task.id, index: index, state: failed ? .failed : .finished, thread: 0
+      ) {
+        tracker.counters.adjustChunk(from: .running, to: nil)
+      }
+      task.resume(from: .chunks)
+    #endif
+  }
+}
+
+extension TrackedTask {
+  /// The tracker, for the chunks' hooks.
+  fileprivate var trackerForChunks: TaskTracker? { tracker }
 }

@@ -12,10 +12,12 @@ final class ThreadExecutor: SerialExecutor, Sendable {
   private let state = Mutex(State())
   private let wakeup = DispatchSemaphore(value: 0)
 
-  /// Starts the thread.
-  init(name: String) {
-    let thread = Thread { [self] in self.run() }
-    thread.name = name
+  /// Starts the thread, named `name` (at most 15 bytes: ``ThreadName``).
+  init(name: StaticString) {
+    let thread = Thread { [self] in
+      ThreadName.set(name)
+      self.run()
+    }
     thread.start()
   }
 

@@ -1,5 +1,9 @@
+import CSystem
+import Dispatch
 import Foundation
+import Glibc
 import SqueezeEngines
+import Synchronization
 import TestSupport
 import Testing
 
@@ -50,54 +54,104 @@ import Testing
     }
   }
 
-  @Test func theLogWritesEachEventWithTheSpecKeys() throws {
+  @Test func theLogWritesEachSchema2EventWithItsKeys() throws {
     let folder = TemporaryFolder("log")
     let path = folder.url("run.jsonl")
     let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
     log.start(
       version: "1", isolation: .actor, jobs: 4, level: .default, engine: .zlib, cpus: 2,
       files: 3, bytes: 99, chunkSize: 131072)
-    var counters = TaskCounters.Snapshot()
-    counters.running = 1
-    counters.enqueued = 2
-    log.sample(counters, mainActorLagMilliseconds: 0.4, at: MonotonicClock.now())
-    log.taskEvent(id: 1, file: RawPath(bytes: [0x61, 0xFF]), state: .enqueued)
-    log.taskEvent(id: 1, file: nil, state: .running)
+    log.thread(tid: 7, name: "squeeze-publish", at: MonotonicClock.now())
+    let tracker = TaskTracker(log: log)
+    log.sample(
+      tracker.counters, mainActorLagMilliseconds: 0.4,
+      threads: [
+        ThreadStates.Reading(tid: 7, state: .blocked, systemCall: 74),
+        ThreadStates.Reading(tid: 8, state: .idle, systemCall: nil),
+      ])
+    let task = tracker.create(id: 1, file: RawPath(bytes: [0x61, 0xFF]))
+    task.run()
+    let chunk = task.chunk(0)
+    task.suspend(.chunks)
+    chunk.start()
+    chunk.end()
+    task.run()
+    task.enqueue(on: .actor)
+    task.run()
+    task.fail("cannot read: Input/output error (errno 5)", file: RawPath(bytes: [0x61, 0xFF]))
+    tracker.failedBeforeStart(id: 2, file: "b", error: "output collision")
     log.hang(startingAt: MonotonicClock.now(), duration: 0.612, severity: .hang)
     log.end(
       files: 3, failed: 0, bytesIn: 99, bytesOut: 50, maxRunning: 1, maxEnqueued: 2,
-      hangs: HangReport(hangs: 1, microhangs: 0, worstLag: 0.612))
+      hangs: HangReport(hangs: 1, microhangs: 0, worstLag: 0.612), leakedContinuations: 0)
     log.flush()
     let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-    #expect(lines.count == 6)
     let events = try lines.map {
       try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
     }
+    func kind(_ event: [String: Any]) -> String {
+      let name = event["event"] as? String ?? "?"
+      guard name == "task" || name == "chunk" else { return name }
+      return name + " " + (event["state"] as? String ?? "?")
+    }
+    #expect(
+      events.map(kind) == [
+        "start", "thread", "sample", "task enqueued", "task running", "chunk enqueued",
+        "task suspended", "chunk running", "chunk finished", "task enqueued", "task running",
+        "task enqueued", "task running", "task failed", "task failed", "hang", "end",
+      ])
     let expectedKeys: [String: Set<String>] = [
       "start": [
-        "event", "t", "version", "isolation", "jobs", "level", "engine", "cpus", "files", "bytes",
-        "blockSize",
+        "event", "t", "schema", "version", "arch", "isolation", "jobs", "level", "engine", "cpus",
+        "files", "bytes", "blockSize",
       ],
+      "thread": ["event", "t", "tid", "name"],
       "sample": [
         "event", "t", "running", "enqueued", "suspended", "alive", "total", "completed",
-        "actorQueue",
-        "mainActorLagMs",
+        "actorQueue", "threads", "mainActorLagMs",
       ],
+      "task running": ["event", "t", "id", "state", "thread"],
+      "task suspended": ["event", "t", "id", "state", "reason"],
+      "task failed": ["event", "t", "id", "file", "state", "error"],
+      "chunk enqueued": ["event", "t", "id", "chunk", "state"],
+      "chunk running": ["event", "t", "id", "chunk", "state", "thread"],
+      "chunk finished": ["event", "t", "id", "chunk", "state"],
       "hang": ["event", "t", "durationMs", "severity"],
       "end": [
         "event", "t", "files", "failed", "bytesIn", "bytesOut", "maxRunning", "maxEnqueued",
-        "hangs",
-        "microhangs", "worstLagMs",
+        "hangs", "microhangs", "worstLagMs", "leakedContinuations", "samplerCPUSeconds",
       ],
     ]
     for event in events {
-      let name = try #require(event["event"] as? String)
-      if let keys = expectedKeys[name] { #expect(Set(event.keys) == keys, "\(name)") }
+      if let keys = expectedKeys[kind(event)] {
+        #expect(Set(event.keys) == keys, "\(kind(event))")
+      }
     }
-    #expect(events[2]["file"] as? String == "a\\xff", "names are shown losslessly")
-    #expect(events[3]["file"] == nil, "the file is named on a task's first event only")
-    #expect((events[4]["durationMs"] as? NSNumber)?.doubleValue == 612)
-    #expect(events[4]["severity"] as? String == "hang")
+    #expect((events[0]["schema"] as? NSNumber)?.intValue == 2)
+    #expect(events[1]["name"] as? String == "squeeze-publish")
+    let threads = try #require(events[2]["threads"] as? [[String: Any]])
+    #expect(threads.count == 2)
+    #expect(threads[0]["state"] as? String == "blocked")
+    #expect((threads[0]["syscall"] as? NSNumber)?.intValue == 74)
+    #expect(threads[1]["syscall"] == nil)
+    #expect(events[3]["file"] as? String == "a\\xff", "names are shown losslessly")
+    #expect(events[3]["on"] as? String == "pool")
+    #expect(events[4]["file"] == nil, "the file is named on a task's first event only")
+    #expect(
+      (events[4]["thread"] as? NSNumber)?.int32Value == squeeze_thread_id(),
+      "a running span records its thread")
+    #expect(events[6]["reason"] as? String == "chunks")
+    #expect(events[9]["on"] as? String == "pool", "the chunk's end resumed its task")
+    #expect(events[11]["on"] as? String == "actor")
+    #expect(events[13]["error"] as? String == "cannot read: Input/output error (errno 5)")
+    #expect(events[13]["file"] as? String == "a\\xff", "a failure names its file")
+    #expect(events[14]["file"] as? String == "b", "a file that failed before its task started")
+    #expect((events[15]["durationMs"] as? NSNumber)?.doubleValue == 612)
+    #expect(events[15]["severity"] as? String == "hang")
+    // Task, chunk and sample events take their time under the log's lock: never backwards.
+    let times = events.filter { ["task", "chunk", "sample"].contains($0["event"] as? String) }
+      .compactMap { ($0["t"] as? NSNumber)?.doubleValue }
+    #expect(times == times.sorted())
   }
 
   @Test(arguments: [
@@ -134,5 +188,77 @@ import Testing
     #expect(clean.microhangs == 1, "\(reports)")
     #expect(clean.hangs == 0, "\(reports)")
     #expect(clean.worstLag >= 0.25 && clean.worstLag < 0.5, "\(reports)")
+  }
+}
+
+/// Thread states come from /proc/self/task: a thread spinning is running, one waiting on a
+/// semaphore (futex) is idle, one reading an empty pipe is blocked in `read`.
+@Suite(.serialized) struct ThreadStatesTests {
+  final class Flag: Sendable {
+    let state = Mutex((tid: Int32(0), stop: false))
+  }
+
+  @Test func threadsAreSeenRunningIdleAndBlockedWithTheirNames() throws {
+    var pipeEnds: [Int32] = [0, 0]
+    try #require(pipe(&pipeEnds) == 0)
+    defer {
+      close(pipeEnds[0])
+    }
+    let spinner = Flag()
+    let sleeper = Flag()
+    let reader = Flag()
+    let semaphore = DispatchSemaphore(value: 0)
+    let readEnd = pipeEnds[0]
+    Thread {
+      ThreadName.set("test-spinner")
+      spinner.state.withLock { $0.tid = squeeze_thread_id() }
+      while !spinner.state.withLock({ $0.stop }) {}
+    }.start()
+    Thread {
+      ThreadName.set("test-sleeper")
+      sleeper.state.withLock { $0.tid = squeeze_thread_id() }
+      semaphore.wait()
+    }.start()
+    Thread {
+      ThreadName.set("test-reader")
+      reader.state.withLock { $0.tid = squeeze_thread_id() }
+      var byte: UInt8 = 0
+      _ = read(readEnd, &byte, 1)
+    }.start()
+    defer {
+      spinner.state.withLock { $0.stop = true }
+      semaphore.signal()
+      var byte: UInt8 = 1
+      _ = write(pipeEnds[1], &byte, 1)
+      close(pipeEnds[1])
+    }
+    var states = ThreadStates()
+    var seen: [String: ThreadStates.Reading] = [:]
+    var names: [Int32: String] = [:]
+    for _ in 0..<200 {
+      usleep(10_000)
+      let (readings, named) = states.read()
+      for thread in named { names[thread.tid] = thread.name }
+      for (flag, name) in [(spinner, "spinner"), (sleeper, "sleeper"), (reader, "reader")] {
+        let tid = flag.state.withLock { $0.tid }
+        if let reading = readings.first(where: { $0.tid == tid }) { seen[name] = reading }
+      }
+      if seen["spinner"]?.state == .running && seen["sleeper"]?.state == .idle
+        && seen["reader"]?.state == .blocked
+      {
+        break
+      }
+    }
+    #expect(seen["spinner"]?.state == .running)
+    #expect(seen["sleeper"]?.state == .idle, "a futex wait is idle")
+    #expect(seen["reader"]?.state == .blocked)
+    #if arch(x86_64)
+      #expect(seen["reader"]?.systemCall == 0, "blocked in read(2)")
+    #endif
+    #expect(names[spinner.state.withLock { $0.tid }] == "test-spinner", "named (15 bytes at most)")
+    #expect(names[squeeze_thread_id()] != nil, "the reading thread is listed too")
+    #expect(
+      states.read().readings.first { $0.tid == squeeze_thread_id() }?.state == .idle,
+      "the reader reports itself idle: it sleeps between samples")
   }
 }

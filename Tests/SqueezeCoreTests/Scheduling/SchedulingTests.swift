@@ -59,16 +59,18 @@ final class Occupancy: Sendable {
 
   @Test func countersFollowATasksLife() {
     let tracker = TaskTracker()
-    var task = tracker.create(id: 1, file: "a")
+    let task = tracker.create(id: 1, file: "a")
     #expect(
       tracker.counters.snapshot()
         == .init(
           running: 0, enqueued: 1, suspended: 0, alive: 1, total: 1, completed: 0, actorQueue: 0))
-    task.move(to: .running)
+    task.run()
     #expect(tracker.counters.snapshot().running == 1)
     #expect(tracker.counters.snapshot().enqueued == 0)
-    task.move(to: .suspended)
-    task.move(to: .finished)
+    task.suspend(.publication)
+    #expect(tracker.counters.continuationWaits.load(ordering: .relaxed) == 1)
+    task.finish()
+    #expect(tracker.counters.continuationWaits.load(ordering: .relaxed) == 0)
     #expect(
       tracker.counters.snapshot()
         == .init(
