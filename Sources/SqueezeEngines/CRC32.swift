@@ -9,6 +9,7 @@ public struct CRC32: Sendable, Equatable {
   /// The checksum of everything fed so far (0 for no bytes).
   public private(set) var value: UInt32 = 0
 
+  /// The checksum of no bytes: 0.
   public init() {}
 
   /// A checksum with a known value, for combining.

@@ -71,6 +71,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The name `--engine` takes: `fast` or `zlib`.
   public var description: String { rawValue }
 
   /// A new compressor at `level`, for one thread at a time.

@@ -18,11 +18,13 @@ public struct EngineError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `invalid block type (zlib Z_DATA_ERROR)`.
   public let detail: String
 
+  /// An error of `library` with its return `code` and what it means (`detail`).
   public init(library: Library, code: Int32, detail: String) {
     self.library = library
     self.code = code
     self.detail = detail
   }
 
+  /// The ``detail``: what is printed after "failed: " or "corrupt deflate data: ".
   public var description: String { detail }
 }

@@ -46,6 +46,7 @@ public struct InflateStep: Sendable, Equatable {
   /// True when the final deflate block has ended.
   public var finished: Bool
 
+  /// A step that used `consumed` input bytes, wrote `produced` and did or did not finish.
   public init(consumed: Int, produced: Int, finished: Bool) {
     self.consumed = consumed
     self.produced = produced
@@ -62,6 +63,7 @@ public struct InflateError: Error, Sendable, Equatable {
   /// Bytes of the input used before the error.
   public var consumed: Int
 
+  /// The library's `error` after using `consumed` input bytes.
   public init(error: EngineError, consumed: Int) {
     self.error = error
     self.consumed = consumed

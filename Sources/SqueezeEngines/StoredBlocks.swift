@@ -48,7 +48,8 @@ public enum StoredBlocks {
     var start = 0
     repeat {
       let length = min(maximumBlockLength, data.count - start)
-      writeHeader(length: length, final: isLast && start + length == data.count, into: output, at: &written)
+      writeHeader(
+        length: length, final: isLast && start + length == data.count, into: output, at: &written)
       if length > 0 {
         UnsafeMutableRawBufferPointer(rebasing: output[written..<(written + length)]).copyMemory(
           from: UnsafeRawBufferPointer(rebasing: data[start..<(start + length)]))
@@ -56,7 +57,9 @@ public enum StoredBlocks {
       written += length
       start += length
     } while start < data.count
-    if !isLast && data.count > 0 { writeHeader(length: 0, final: false, into: output, at: &written) }
+    if !isLast && data.count > 0 {
+      writeHeader(length: 0, final: false, into: output, at: &written)
+    }
     return written
   }
 

@@ -77,8 +77,7 @@ public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         stderr)
       fatalError("outcome depends on how the input is cut")
     }
-    if whole.outcome.hasPrefix("ok") && (whole.bytes != small.bytes || whole.bytes != pages.bytes)
-    {
+    if whole.outcome.hasPrefix("ok") && (whole.bytes != small.bytes || whole.bytes != pages.bytes) {
       fatalError("decoded bytes depend on how the input is cut")
     }
     results[engine] = whole

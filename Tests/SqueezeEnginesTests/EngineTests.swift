@@ -244,7 +244,9 @@ func inflate(
 }
 
 @Suite struct IncompressibleDataTests {
-  @Test("stored blocks decode to the data, with and without the sync marker", arguments: [0, 1, 65_535, 65_536, 200_000])
+  @Test(
+    "stored blocks decode to the data, with and without the sync marker",
+    arguments: [0, 1, 65_535, 65_536, 200_000])
   func storedBlocksRoundTrip(length: Int) throws {
     let data = TestData.random(length, seed: UInt64(length) + 5)
     for isLast in [true, false] {
@@ -263,8 +265,12 @@ func inflate(
       }
     }
     // Too small a buffer is refused, never overrun.
-    var small = [UInt8](repeating: 0, count: max(0, StoredBlocks.size(ofLength: length, isLast: true) - 1))
-    #expect(data.withUnsafeBytes { raw in small.withUnsafeMutableBytes { StoredBlocks.write(raw, isLast: true, into: $0) } } == nil)
+    var small = [UInt8](
+      repeating: 0, count: max(0, StoredBlocks.size(ofLength: length, isLast: true) - 1))
+    #expect(
+      data.withUnsafeBytes { raw in
+        small.withUnsafeMutableBytes { StoredBlocks.write(raw, isLast: true, into: $0) }
+      } == nil)
   }
 
   @Test func theProbeStoresRandomDataAndDeflatesText() throws {

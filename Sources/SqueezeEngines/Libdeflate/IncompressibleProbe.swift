@@ -40,7 +40,8 @@ final class IncompressibleProbe {
   init() throws(EngineError) {
     guard let compressor = libdeflate_alloc_compressor(1) else {
       throw EngineError(
-        library: .libdeflate, code: 0, detail: "cannot allocate a compressor at level 1 (libdeflate)")
+        library: .libdeflate, code: 0,
+        detail: "cannot allocate a compressor at level 1 (libdeflate)")
     }
     self.compressor = compressor
     scratch = .allocate(
