@@ -91,7 +91,7 @@ extension CompressionJob {
   ///   short read that ends exactly there is taken as the end of the file, which saves the
   ///   `read` that would return 0 on every small file. (Growth after that point is still
   ///   caught: the file's size is checked again once it has been read.)
-  private func readChunk(
+  func readChunk(
     into buffer: UnsafeMutableRawBufferPointer, knownEnd: Int64?, calls: inout Int
   ) throws(FileFailure) -> Int {
     var total = 0

@@ -40,13 +40,14 @@ extension CompressionJob {
         count = 1
         carried = nil
       }
-      count += try readStored(
-        into: UnsafeMutableRawBufferPointer(rebasing: input[count...]), calls: &readCalls)
+      count += try readChunk(
+        into: UnsafeMutableRawBufferPointer(rebasing: input[count...]), knownEnd: nil,
+        calls: &readCalls)
       var isLast = count < capacity
       if !isLast {
         var next: UInt8 = 0
         let extra = try withUnsafeMutableBytes(of: &next) { (raw) throws(FileFailure) in
-          try readStored(into: raw, calls: &readCalls)
+          try readChunk(into: raw, knownEnd: nil, calls: &readCalls)
         }
         if extra == 1 { carried = next } else { isLast = true }
       }
@@ -75,23 +76,5 @@ extension CompressionJob {
     let readAtOnce = readCalls == 1 && bytesRead == before.size && before.size > 0
     return try finish(
       bytesRead: bytesRead, crc: crc.value, trailerWritten: true, readAtOnce: readAtOnce)
-  }
-
-  /// Reads until `buffer` is full or the file ends (`read(2)`, retried on `EINTR`).
-  private func readStored(
-    into buffer: UnsafeMutableRawBufferPointer, calls: inout Int
-  ) throws(FileFailure) -> Int {
-    var total = 0
-    while total < buffer.count {
-      calls += 1
-      let count = Glibc.read(input, buffer.baseAddress! + total, buffer.count - total)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
-      }
-      if count == 0 { break }
-      total += count
-    }
-    return total
   }
 }
