@@ -52,6 +52,52 @@ import Testing
     try Deployment.expectMirrorCoversOnce(source: source, mirror: mirror)
   }
 
+  // MARK: The Slurm batch script
+
+  @Test func slurmBatchScriptCoversTheFolderOnceAlsoWhenATaskRunsAloneAgain() throws {
+    let script = try Deployment.file("squeeze-shards.sbatch")
+    let lines = script.split(separator: "\n").map(String.init)
+    #expect(lines.first == "#!/bin/bash")
+    let directives = lines.filter { $0.hasPrefix("#SBATCH ") }
+    #expect(directives.contains { $0.hasPrefix("#SBATCH --cpus-per-task=") })
+    #expect(directives.contains { $0.hasPrefix("#SBATCH --time=") }, "a time limit")
+    let commands = lines.filter {
+      !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+    let command = try #require(commands.count == 1 ? commands[0] : nil, "one command: \(commands)")
+    #expect(command.contains("--shard \"$SLURM_ARRAY_TASK_ID/4\""), "a fixed count")
+    #expect(!command.contains("SLURM_ARRAY_TASK_COUNT"))
+    #expect(command.contains("-j \"${SLURM_CPUS_PER_TASK:-1}\""), "the CPUs Slurm gave the task")
+    #expect(command.hasSuffix(" /data/"), "the source with a trailing slash")
+    #expect(
+      script.contains("sbatch --array=1-4 squeeze-shards.sbatch"), "--array matches the count")
+
+    let folder = TemporaryFolder("sbatch")
+    let binary = try SqueezeBinary.publicCopy(in: folder)
+    let source = try Deployment.makeSource(in: folder)
+    let mirror = folder.url("mnt-backup")
+    let local = try folder.write(
+      "squeeze-shards.sbatch",
+      text: Deployment.localize(script, ["/backup/data": mirror, "/data/": source + "/"]))
+    var written: [Int: Set<String>] = [:]
+    for task in 1...4 {
+      let before = Set(TemporaryFolder.files(in: mirror))
+      // As slurmstepd runs a batch script, here for a task resubmitted alone
+      // (sbatch --array=K), where SLURM_ARRAY_TASK_COUNT is 1.
+      let result = try Shell.run(
+        "/bin/bash", [local],
+        environment: [
+          "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
+          "HOME": folder.path, "SLURM_ARRAY_TASK_ID": String(task),
+          "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_CPUS_PER_TASK": "1",
+        ])
+      #expect(result.status == 0, "task \(task): \(result.stderrText)")
+      written[task] = Set(TemporaryFolder.files(in: mirror)).subtracting(before)
+    }
+    try Deployment.expectShards(written, count: 4, source: source)
+    try Deployment.expectMirrorCoversOnce(source: source, mirror: mirror)
+  }
+
   // MARK: The GNU parallel line
 
   @Test func gnuParallelLineCoversTheFolderOnce() throws {
@@ -66,25 +112,22 @@ import Testing
     let binary = try SqueezeBinary.publicCopy(in: folder)
     let source = try Deployment.makeSource(in: folder)
     let mirror = folder.url("mnt-backup")
-    let result = try Shell.run(
-      "/bin/sh",
-      ["-c", Deployment.localize(line, ["/backup/data": mirror, "/data/": source + "/"])],
-      environment: [
-        "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
-        "HOME": folder.path,
-      ])
+    let run = {
+      try Shell.run(
+        "/bin/sh",
+        ["-c", Deployment.localize(line, ["/backup/data": mirror, "/data/": source + "/"])],
+        environment: [
+          "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
+          "HOME": folder.path,
+        ])
+    }
+    let result = try run()
     #expect(
       result.status == 0, "parallel exits with the number of failed shards: \(result.stderrText)")
     try Deployment.expectMirrorCoversOnce(source: source, mirror: mirror)
     // A second run finds every output up to date and changes nothing.
     let before = try Deployment.modificationTimes(in: mirror)
-    let again = try Shell.run(
-      "/bin/sh",
-      ["-c", Deployment.localize(line, ["/backup/data": mirror, "/data/": source + "/"])],
-      environment: [
-        "PATH": (binary as NSString).deletingLastPathComponent + ":/usr/bin:/bin",
-        "HOME": folder.path,
-      ])
+    let again = try run()
     #expect(again.status == 0, "\(again.stderrText)")
     #expect(try Deployment.modificationTimes(in: mirror) == before, "up-to-date outputs kept")
   }
