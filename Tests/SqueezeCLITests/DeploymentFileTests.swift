@@ -4,12 +4,86 @@ import TestSupport
 import Testing
 
 /// The deployment files in `scripts/deploy/` (README, "Beyond one machine"), each run as far
-/// as this machine allows: the crontab line as cron runs it, the GNU parallel line, and the
-/// Kubernetes Indexed Job's command for every index inside a pod-like sandbox (a CPU cgroup
-/// with the manifest's limit, the source mounted read-only). Together the shards of each
+/// as this machine allows: the systemd units through `systemd-analyze verify` with squeeze
+/// installed (`scripts/install`) and their ExecStart run, the crontab line as cron runs it,
+/// the Slurm batch script and the GNU parallel line, and the Kubernetes Indexed Job's
+/// command for every index inside a pod-like sandbox (a CPU cgroup with the manifest's
+/// limit, the source mounted read-only). Together the shards of each
 /// cover a folder exactly once; which shard a file belongs to is computed here (FNV-1a 64 of
 /// its path below the argument, spec §7), not taken from squeeze.
 @Suite(.serialized) struct DeploymentFileTests {
+  // MARK: The systemd service and timer
+
+  @Test func systemdUnitsPassSystemdAnalyzeVerifyWithAnInstalledSqueeze() throws {
+    let serviceText = try Deployment.file("squeeze-backup.service")
+    let timerText = try Deployment.file("squeeze-backup.timer")
+    let service = Deployment.unitSettings(serviceText)
+    let timer = Deployment.unitSettings(timerText)
+    #expect(service["Service.Type"] == ["oneshot"])
+    let execStart = try #require(service["Service.ExecStart"]?.first)
+    #expect(execStart == "/usr/local/bin/squeeze -o /backup/data /data/")
+    #expect(service["Service.Nice"].flatMap { $0.first.flatMap { Int($0) } }.map { $0 > 0 } == true)
+    #expect(service["Service.IOSchedulingClass"] == ["idle"])
+    #expect(service["Service.CPUQuota"]?.first?.hasSuffix("%") == true)
+    #expect(service["Service.SuccessExitStatus"] == nil, "only 0 is a success")
+    #expect(serviceText.contains("SuccessExitStatus= is deliberately not set"), "documented")
+    #expect(timer["Timer.OnCalendar"]?.count == 1)
+    #expect(timer["Timer.Persistent"] == ["true"])
+    #expect(timer["Install.WantedBy"] == ["timers.target"])
+
+    // systemd-analyze verify runs without systemd as PID 1 but wants ExecStart's binary
+    // (and the man page Documentation= names): install into a prefix and point the unit at it.
+    let folder = TemporaryFolder("systemd")
+    let prefix = folder.url("prefix")
+    let install = try Shell.run(
+      "/bin/bash",
+      [
+        Deployment.repository.appendingPathComponent("scripts/install").path, "--binary",
+        SqueezeBinary.path, prefix,
+      ])
+    try #require(install.status == 0, "scripts/install: \(install.stderrText)")
+    let installed = prefix + "/bin/squeeze"
+    try #require(FileManager.default.isExecutableFile(atPath: installed))
+    try folder.makeFolder("units")
+    try folder.write(
+      "units/squeeze-backup.service",
+      text: serviceText.replacingOccurrences(of: "/usr/local/bin/squeeze", with: installed))
+    try folder.write("units/squeeze-backup.timer", text: timerText)
+    let verify = {
+      try Shell.run(
+        "/usr/bin/systemd-analyze",
+        [
+          "verify", folder.url("units/squeeze-backup.service"),
+          folder.url("units/squeeze-backup.timer"),
+        ],
+        environment: ["PATH": "/usr/bin:/bin", "MANPATH": prefix + "/share/man"])
+    }
+    let verified = try verify()
+    #expect(verified.status == 0, "\(verified.stdoutText)\(verified.stderrText)")
+    #expect(
+      verified.stdout.isEmpty && verified.stderr.isEmpty, "no warning: \(verified.stderrText)")
+    let calendar = try Shell.run(
+      "/usr/bin/systemd-analyze", ["calendar", timer["Timer.OnCalendar"]?.first ?? ""])
+    #expect(calendar.status == 0, "\(calendar.stderrText)")
+
+    // The verification is real: with ExecStart's binary gone it fails.
+    try FileManager.default.moveItem(atPath: installed, toPath: installed + ".away")
+    let without = try verify()
+    #expect(without.status != 0 && without.stderrText.contains("is not executable"))
+    try FileManager.default.moveItem(atPath: installed + ".away", toPath: installed)
+
+    // ExecStart itself (systemd runs it without a shell), on a local /data and /backup/data:
+    // silent, status 0, the mirror complete.
+    let source = try Deployment.makeSource(in: folder)
+    let mirror = folder.url("mnt-backup")
+    let arguments = execStart.split(separator: " ").dropFirst().map {
+      $0 == "/backup/data" ? mirror : $0 == "/data/" ? source + "/" : String($0)
+    }
+    let run = try Shell.run(installed, arguments, environment: ["PATH": "/usr/bin:/bin"])
+    #expect(run.status == 0 && run.stdout.isEmpty && run.stderr.isEmpty, "\(run.stderrText)")
+    try Deployment.expectMirrorCoversOnce(source: source, mirror: mirror)
+  }
+
   // MARK: The crontab line
 
   @Test func crontabLineRunsAsCronWouldAndItsThreeHostsCoverTheFolderOnce() throws {
@@ -222,9 +296,30 @@ import Testing
 /// Reading the deployment files and checking what their command lines did.
 enum Deployment {
   /// `scripts/deploy/` in this checkout.
-  static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  static let folder = repository.appendingPathComponent("scripts/deploy")
+
+  /// The checkout's root folder.
+  static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("scripts/deploy")
+
+  /// A systemd unit file's settings as "Section.Key" → values in order (a key may repeat);
+  /// comments and blank lines left out.
+  static func unitSettings(_ text: String) -> [String: [String]] {
+    var settings: [String: [String]] = [:]
+    var section = ""
+    for raw in text.split(separator: "\n") {
+      let line = raw.trimmingCharacters(in: .whitespaces)
+      if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+      if line.hasPrefix("[") && line.hasSuffix("]") {
+        section = String(line.dropFirst().dropLast())
+      } else if let equals = line.firstIndex(of: "=") {
+        let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        settings["\(section).\(key)", default: []].append(value)
+      }
+    }
+    return settings
+  }
 
   /// The text of `scripts/deploy/<name>`.
   static func file(_ name: String) throws -> String {
