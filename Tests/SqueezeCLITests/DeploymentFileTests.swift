@@ -8,9 +8,9 @@ import Testing
 /// installed (`scripts/install`) and their ExecStart run, the crontab line as cron runs it,
 /// the Slurm batch script and the GNU parallel line, and the Kubernetes Indexed Job's
 /// command for every index inside a pod-like sandbox (a CPU cgroup with the manifest's
-/// limit, the source mounted read-only). Together the shards of each
-/// cover a folder exactly once; which shard a file belongs to is computed here (FNV-1a 64 of
-/// its path below the argument, spec §7), not taken from squeeze.
+/// limit, the source mounted read-only). Together the shards of each cover a folder exactly
+/// once; which shard a file belongs to is computed here (FNV-1a 64 of its path below the
+/// argument, spec §7), not taken from squeeze.
 @Suite(.serialized) struct DeploymentFileTests {
   // MARK: The systemd service and timer
 
