@@ -385,16 +385,16 @@ enum Deployment {
     return result
   }
 
-  /// A source folder of 240 small files in nested folders (names with spaces and non-ASCII
-  /// letters) and one file larger than a chunk; returns its path.
+  /// A source folder of 90 small files in nested folders (names with spaces and non-ASCII
+  /// letters) and one file of 2.5 MB, several chunks with either engine; returns its path.
   static func makeSource(in folder: TemporaryFolder) throws -> String {
-    for index in 0..<240 {
+    for index in 0..<90 {
       let name = ["f\(index).txt", "report \(index).log", "données-\(index).csv"][index % 3]
       try folder.write(
         "mnt-data/d\(index % 7)/e\(index % 3)/\(name)",
         TestData.text(200 + index * 37, seed: UInt64(index)))
     }
-    try folder.write("mnt-data/big.bin", TestData.text(400_000, seed: 99))
+    try folder.write("mnt-data/big.bin", TestData.text(2_500_000, seed: 99))
     return folder.url("mnt-data")
   }
 
