@@ -73,10 +73,9 @@ struct MirrorFolders {
   /// - Returns: true when the folder was made by this run.
   /// - Throws: ``SystemError`` or ``InTheWay``.
   private func make(_ location: RelativeLocation, parentIsNew: Bool) throws -> Bool {
-    if parentIsNew {
-      try location.makeDirectory(permissions: 0o700)
-      return true
-    }
+    // A parent this run made may still gain this folder from another run writing the same
+    // mirror (shards); when the quick make fails, the checked path below tells why.
+    if parentIsNew, (try? location.makeDirectory(permissions: 0o700)) != nil { return true }
     let status: FileStatus
     do {
       status = try location.entryStatus()
