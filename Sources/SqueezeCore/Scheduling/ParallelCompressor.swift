@@ -59,8 +59,13 @@ actor ParallelCompressor {
     var jobs: Int
     /// Where compression runs (`--isolation`).
     var isolation: Isolation
-    /// Bytes per chunk (`--chunk-size`).
+    /// Bytes per chunk (`--block-size`, or the engine's default): with `--rsyncable` the
+    /// target of the content-defined rule.
     var chunkSize = Engine.default.defaultChunkSize
+    /// Cut chunks where the content says (`--rsyncable`).
+    var rsyncable = false
+    /// Where big files are cut into chunks.
+    var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
     /// Files to leave out before starting (the same file named twice), by index.
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
@@ -133,7 +138,7 @@ actor ParallelCompressor {
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
       engine: configuration.settings.engine, level: configuration.settings.level,
-      chunkSize: configuration.chunkSize)
+      chunking: configuration.chunking)
     chunkBuffers = ChunkBufferPool(
       capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
     context = JobContext(
@@ -169,8 +174,9 @@ actor ParallelCompressor {
 
   /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
   /// (at least 4x the fast engine's 1 MiB, so files it wrote restore in parallel whatever
-  /// `--engine` restores them). A chunk that decodes to more is decoded serially instead:
-  /// memory stays bounded on hostile input (a bomb with sync markers).
+  /// `--engine` restores them; `--rsyncable` chunks are at most 2x). A chunk that decodes to
+  /// more is decoded serially instead: memory stays bounded on hostile input (a bomb with
+  /// sync markers).
   static func restoredChunkCap(chunkSize: Int) -> Int {
     4 * max(chunkSize, Engine.fast.defaultChunkSize)
   }
