@@ -21,7 +21,9 @@ import Testing
     -> String
   {
     let path = try folder.write(relative, bytes)
-    var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+    var times = [
+      timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0),
+    ]
     #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
     return path
   }
@@ -42,25 +44,37 @@ import Testing
       outputs[label] = try folder.read("\(label)/file.txt.gz")
     }
     let reference = try #require(outputs["j1"])
-    for (label, output) in outputs { #expect(output == reference, "\(engine) \(label)") }
-    #expect(try SystemGzip.decompress(folder.url("j1/file.txt.gz")) == Self.data)
+    for (label, output) in outputs {
+      let same = output == reference
+      #expect(same, "\(engine) \(label): \(output.count) bytes, -j 1 wrote \(reference.count)")
+    }
+    let gunzipped = try SystemGzip.decompress(folder.url("j1/file.txt.gz")) == Self.data
+    #expect(gunzipped)
     #expect(try SystemGzip.accepts(folder.url("j1/file.txt.gz")))
-    let restored = try SqueezeBinary.run(["-dc", "--engine", engine.rawValue, folder.url("j1/file.txt.gz")])
-    #expect(restored.stdout == Self.data)
+    let restored = try SqueezeBinary.run([
+      "-dc", "--engine", engine.rawValue, folder.url("j1/file.txt.gz"),
+    ])
+    let restoredAll = restored.stdout == Self.data
+    #expect(restoredAll)
 
     // -c on the file: the same member; standard input: the same without name and time.
     let source = folder.url("j1/file.txt")
     for jobs in ["1", "2"] {
       let streamed = try SqueezeBinary.run(common + ["-j", jobs, "-c", source])
-      #expect(streamed.stdout == reference, "\(engine) -c -j \(jobs)")
+      let streamedSame = streamed.stdout == reference
+      #expect(streamedSame, "\(engine) -c -j \(jobs)")
       let piped = try SqueezeBinary.run(common + ["-j", jobs], input: Self.data)
       let unnamed = try SqueezeBinary.run(common + ["-j", jobs, "-n", "-c", source])
       #expect(piped.status == 0 && !piped.stdout.isEmpty)
-      #expect(piped.stdout == unnamed.stdout, "\(engine) standard input -j \(jobs)")
+      let pipedSame = piped.stdout == unnamed.stdout
+      #expect(pipedSame, "\(engine) standard input -j \(jobs)")
     }
     // And it is a layout of its own: without --rsyncable the bytes differ.
-    let plain = try SqueezeBinary.run(["--engine", engine.rawValue, "--block-size", "64K", "-c", source])
-    #expect(plain.stdout != reference)
+    let plain = try SqueezeBinary.run([
+      "--engine", engine.rawValue, "--block-size", "64K", "-c", source,
+    ])
+    let differs = plain.stdout != reference
+    #expect(differs)
   }
 
   @Test(arguments: [Engine.fast, .zlib], [0, 1, 65_535, 65_536, 200_000])
@@ -71,7 +85,8 @@ import Testing
     let result = try SqueezeBinary.run(
       ["--engine", engine.rawValue, "--rsyncable", "--block-size", "32K", folder.url("in")])
     #expect(result.status == 0, "\(result.stderrText)")
-    #expect(try SystemGzip.decompress(source + ".gz") == bytes)
+    let restored = try SystemGzip.decompress(source + ".gz") == bytes
+    #expect(restored, "\(engine), \(size) bytes")
   }
 
   /// The length of the common prefix and of the common suffix of two gzip files, the
@@ -94,10 +109,12 @@ import Testing
   @Test(arguments: Engine.allCases)
   func anInsertionChangesOnlyTheOutputNearIt(engine: Engine) throws {
     let at = 1_000_000
-    let edited = Array(Self.data[..<at]) + Array(repeating: UInt8(ascii: "#"), count: 100)
+    let edited =
+      Array(Self.data[..<at]) + Array(repeating: UInt8(ascii: "#"), count: 100)
       + Array(Self.data[at...])
     for rsyncable in [true, false] {
-      let arguments = ["--engine", engine.rawValue, "--block-size", "128K", "-n"]
+      let arguments =
+        ["--engine", engine.rawValue, "--block-size", "128K", "-n"]
         + (rsyncable ? ["--rsyncable"] : [])
       let before = try SqueezeBinary.run(arguments, input: Self.data).stdout
       let after = try SqueezeBinary.run(arguments, input: edited).stdout
@@ -144,7 +161,9 @@ import Testing
     let outputs = ["in/big.txt.gz", "in/small.txt.gz"].map(folder.url)
     let before = outputs.map(Self.identity)
     let plain = try folder.read("in/big.txt.gz")
-    for options in [["--rsyncable"], ["--engine", "zlib"], ["--level", "9"], ["--rsyncable", "-1"]] {
+    for options in [
+      ["--rsyncable"], ["--engine", "zlib"], ["--level", "9"], ["--rsyncable", "-1"],
+    ] {
       let again = try SqueezeBinary.run(options + ["--json", folder.url("in")])
       #expect(again.status == 0, "\(options): \(again.stderrText)")
       let summary = try #require(
@@ -155,9 +174,11 @@ import Testing
     }
     #expect(try SqueezeBinary.run(["-f", "--rsyncable", folder.url("in")]).status == 0)
     let forced = try folder.read("in/big.txt.gz")
-    #expect(forced != plain, "-f --rsyncable rewrote the output")
+    let rewritten = forced != plain
+    #expect(rewritten, "-f --rsyncable rewrote the output")
     let expected = try SqueezeBinary.run(["--rsyncable", "-c", folder.url("in/big.txt")])
-    #expect(forced == expected.stdout)
+    let asRsyncable = forced == expected.stdout
+    #expect(asRsyncable)
   }
 
   /// A big file written with --rsyncable (fast engine, default sizes) restores on every core:
@@ -206,7 +227,8 @@ import Testing
       guard let end, boundary != .beyondLimit else { break }
       start = end
     }
-    #expect(restored == bytes)
+    let restoredAll = restored == bytes
+    #expect(restoredAll, "\(restored.count) bytes restored of \(bytes.count)")
     #expect(chunks >= 5, "7 MiB in chunks of 0.75 MiB on average: \(chunks)")
     let log = folder.url("restore.jsonl")
     let tested = try SqueezeBinary.run(["-t", "-j", "2", "--task-log", log, compressed])

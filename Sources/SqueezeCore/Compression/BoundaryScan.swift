@@ -118,8 +118,8 @@ final class BoundaryScan: Sendable {
     return result
   }
 
-  /// Stops the scan (the job is done with it, or failed); a waiting ``next()`` returns
-  /// `.interrupted`.
+  /// Stops the scan (the job is done with it, or failed); ``next(for:)`` returns
+  /// `.interrupted` from then on, a waiting one included.
   func cancel() {
     let (waiter, wake) = state.withLock { state -> (Waiter?, Bool) in
       state.cancelled = true
