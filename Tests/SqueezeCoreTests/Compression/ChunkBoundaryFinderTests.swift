@@ -67,6 +67,38 @@ import Testing
     return ends.isEmpty ? [0] : ends
   }
 
+  /// Random bytes whose first hit (of the whole-data hash) is at `position`: cut from a
+  /// longer run, so the 64 bytes before the hit are there.
+  static func dataWithHit(at position: Int, _ rule: RsyncableChunking, count: Int = 100_000)
+    -> [UInt8]
+  {
+    let random = TestData.random(count + 1_000_000, seed: 77)
+    let shift = UInt64(64 - rule.maskBits)
+    var state: UInt64 = 0
+    for (index, byte) in random.enumerated() {
+      state = (state &<< 1) &+ ChunkBoundaryFinder.gear[Int(byte)]
+      if index + 1 >= position + 64 && state >> shift == 0 {
+        return Array(random[(index + 1 - position)...].prefix(count))
+      }
+    }
+    return []
+  }
+
+  @Test func aHitExactlyAtTheMinimumEndsTheChunkThereAndOneByteBeforeItDoesNot() throws {
+    let rule = Self.small
+    let atMinimum = Self.dataWithHit(at: rule.minimumChunkSize, rule)
+    let before = Self.dataWithHit(at: rule.minimumChunkSize - 1, rule)
+    try #require(!atMinimum.isEmpty && !before.isEmpty)
+    for pieces in [[1 << 30], [1], [rule.minimumChunkSize - 64], [rule.minimumChunkSize - 1]] {
+      #expect(
+        Self.ends(atMinimum, .contentDefined(rule), pieceSizes: pieces).first
+          == rule.minimumChunkSize, "\(pieces)")
+      let ends = Self.ends(before, .contentDefined(rule), pieceSizes: pieces)
+      #expect(ends.first != rule.minimumChunkSize - 1, "\(pieces)")
+      #expect(ends == Self.referenceEnds(before, rule))
+    }
+  }
+
   @Test func theFinderFollowsTheDocumentedRule() {
     let data = TestData.text(1 << 20, seed: 5)
     let ends = Self.ends(data, .contentDefined(Self.small))
@@ -252,6 +284,32 @@ import Testing
     #expect(calls == 1)
   }
 
+  /// Every boundary a ``BoundaryScan`` of `data` finds.
+  static func scanAll(_ data: [UInt8], _ rule: RsyncableChunking) async throws -> [Int] {
+    let folder = TemporaryFolder("scan-all")
+    let path = try folder.write("data", data)
+    let descriptor = open(path, O_RDONLY)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    let scan = try BoundaryScan(descriptor: descriptor, length: Int64(data.count), chunking: rule)
+    defer { scan.cancel() }
+    var found: [Int] = []
+    while found.last != data.count {
+      guard case .success(let end) = await scan.next() else { break }
+      found.append(Int(end))
+    }
+    return found
+  }
+
+  @Test func theBoundaryScanCutsAtTheMinimumExactlyAsTheFinderDoes() async throws {
+    let rule = ChunkBoundaryFinderTests.small
+    for position in [rule.minimumChunkSize, rule.minimumChunkSize - 1] {
+      let data = ChunkBoundaryFinderTests.dataWithHit(at: position, rule)
+      let found = try await Self.scanAll(data, rule)
+      #expect(found == ChunkBoundaryFinderTests.ends(data, .contentDefined(rule)), "\(position)")
+    }
+  }
+
   @Test func theBoundaryScanFindsTheSameBoundariesAheadOfItsConsumer() async throws {
     // Hundreds of chunks: the scan fills its lead and waits for the consumer many times.
     let data = TestData.text(1 << 20, seed: 12)
@@ -279,12 +337,18 @@ import Testing
   }
 
   @Test func aCancelledScanStopsAndClosesItsDescriptor() async throws {
-    func openDescriptors() -> Int {
-      (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    }
     let data = TestData.text(1 << 20, seed: 13)
     let folder = TemporaryFolder("scan-cancel")
     let path = try folder.write("data", data)
+    /// Descriptors of this process open on the file (other tests open and close their own
+    /// meanwhile).
+    func openDescriptors() -> Int {
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+      return names.filter {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0))
+          == path
+      }.count
+    }
     let descriptor = open(path, O_RDONLY)
     try #require(descriptor >= 0)
     defer { close(descriptor) }
