@@ -141,30 +141,40 @@ final class BoundaryScan: Sendable {
     defer { buffer.deallocate() }
     var position: Int64 = 0
     var lastEnd: Int64 = -1
+    // The bytes in `buffer`: file offsets windowStart ..< windowStart + windowCount.
+    var windowStart: Int64 = 0
+    var windowCount = 0
     while position < length {
       let skipped = Int(min(Int64(finder.skippableBytes), length - position))
       finder.skip(skipped)
       position += Int64(skipped)
       if position == length { break }
-      let wanted = Int(min(Int64(Self.readSize), length - position))
-      var got = 0
-      while got < wanted {
-        let count = pread(
-          descriptor, buffer.baseAddress! + got, wanted - got, off_t(position) + off_t(got))
-        if count < 0 {
-          if errno == EINTR { continue }
-          return fail(.cannotRead(SystemError.current))
+      if position >= windowStart + Int64(windowCount) {
+        let wanted = Int(min(Int64(Self.readSize), length - position))
+        var got = 0
+        while got < wanted {
+          let count = pread(
+            descriptor, buffer.baseAddress! + got, wanted - got, off_t(position) + off_t(got))
+          if count < 0 {
+            if errno == EINTR { continue }
+            return fail(.cannotRead(SystemError.current))
+          }
+          if count == 0 { return fail(.changedWhileReading("it shrank while being read")) }
+          got += count
         }
-        if count == 0 { return fail(.changedWhileReading("it shrank while being read")) }
-        got += count
+        windowStart = position
+        windowCount = got
       }
-      if let cut = finder.cut(in: UnsafeRawBufferPointer(rebasing: buffer[..<got])) {
-        // The bytes past the cut belong to the next chunk: its first quarter is skipped.
+      let unread = UnsafeRawBufferPointer(
+        rebasing: buffer[Int(position - windowStart)..<windowCount])
+      if let cut = finder.cut(in: unread) {
+        // The next chunk starts inside the window: its first bytes are skipped, the rest
+        // is fed from the window without reading it again.
         position += Int64(cut)
         lastEnd = position
         guard hand(position) else { return }
       } else {
-        position += Int64(got)
+        position += Int64(unread.count)
       }
     }
     if lastEnd != length { _ = hand(length) }
