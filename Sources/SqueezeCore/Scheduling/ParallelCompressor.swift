@@ -11,9 +11,10 @@ import SqueezeEngines
 // queue behind a full width. A file of several chunks takes the big-file gate instead: its
 // task opens the file and then feeds its chunks, each chunk taking a slot of its own, into a
 // nested task group, and writes the compressed chunks in order as they come back (pigz's
-// scheme). The gate opens again as soon as the file's last chunk has started, so the next
-// big file, or the small ones, follow without a gap; files and chunks share the same slots,
-// which keeps every core busy until the end, however the sizes mix.
+// scheme; with `--rsyncable` the chunks' ends come from a `BoundaryScan` thread running at
+// most 16 boundaries ahead). The gate opens again as soon as the file's last chunk has
+// started, so the next big file, or the small ones, follow without a gap; files and chunks
+// share the same slots, which keeps every core busy until the end, however the sizes mix.
 //
 // Each task compresses synchronously (`CompressionJob`, nonisolated: it never touches the
 // actor), gives its slot back, waits suspended for the `Publisher` thread to make the output
