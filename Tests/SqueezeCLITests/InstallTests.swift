@@ -142,9 +142,7 @@ import Testing
 
   @Test func bashCompletesTheInstalledScript() throws {
     let prefix = try Self.installedPrefix()
-    // TODO(--rsyncable): when that option lands, complete `--rsync` to it here (issue 13).
-    #expect(
-      try Self.bashCompletions(["squeeze", "--one-f"], prefix: prefix) == ["--one-file-system"])
+    #expect(try Self.bashCompletions(["squeeze", "--rsync"], prefix: prefix) == ["--rsyncable"])
     #expect(
       try Self.bashCompletions(["squeeze", "--pro"], prefix: prefix) == [
         "--processes", "--progress",

@@ -280,7 +280,7 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: nil, long: "block-size", valueLabel: "size",
         help:
-          "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes).",
+          "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes); with --rsyncable, chunks of <size>/4 to 2x<size>, 0.75x<size> on average.",
         defaultValue: "the engine's: 1M for fast, 128K for zlib",
         apply: { options, value, spelling throws(UsageError) in
           guard let size = ValueParsers.size(value), size >= ChunkLayout.minimumChunkSize,
@@ -290,6 +290,11 @@ enum OptionTable {
           }
           options.blockSize = size
         }),
+      OptionDefinition(
+        group: .compression, short: nil, long: "rsyncable",
+        help:
+          "Cut big files into chunks where their content says (a rolling hash), so a small change changes only the output near it and rsync sends little; outputs grow by 0.2 % or less.",
+        apply: { options, _, _ in options.rsyncable = true }),
     ]
 
   private static let reporting: [OptionDefinition] = [

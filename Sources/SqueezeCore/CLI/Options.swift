@@ -99,6 +99,12 @@ struct Options: Sendable, Equatable {
   /// Bytes per chunk of a big file: `--block-size`, or the engine's default
   /// (``Engine/defaultChunkSize``); resolved by the parser once every option is read.
   var chunkSize: Int = Engine.default.defaultChunkSize
+  /// `--rsyncable`: cut chunks where the content says, ``chunkSize`` being the target
+  /// (``RsyncableChunking``).
+  var rsyncable = false
+
+  /// Where big files are cut into chunks.
+  var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
 
   /// `--help`, `--version`, `--generate-manual` or `--generate-completion-script`: print it
   /// instead of running.

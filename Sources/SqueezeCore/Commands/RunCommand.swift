@@ -171,6 +171,7 @@ struct RunCommand {
       list: list, bases: setup.bases, settings: setup.settings, jobs: setup.jobs,
       isolation: options.isolation)
     configuration.chunkSize = options.chunkSize
+    configuration.rsyncable = options.rsyncable
     configuration.dropped = plan.dropped.union(plan.upToDate)
     configuration.upToDate = plan.upToDate
     configuration.preFailed = plan.preFailed

@@ -233,9 +233,9 @@ struct StreamCommand {
         modificationTime: storesName ? input.modificationTime : nil, level: options.level)
       _ = try await StreamCompressor.compress(
         from: input.descriptor, to: 1, outputName: stdout, header: header.encoded,
-        chunkSize: options.chunkSize,
+        chunking: options.chunking,
         workspaces: WorkspacePool(
-          engine: options.engine, level: options.level, chunkSize: options.chunkSize),
+          engine: options.engine, level: options.level, chunking: options.chunking),
         slots: slots, window: settings.jobs + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)

@@ -3,18 +3,19 @@ import SqueezeEngines
 /// How a file is cut into chunks, so that its chunks can be compressed in parallel into one
 /// gzip member that any gunzip reads.
 ///
-/// Chunk `k` covers source bytes `k·size ..< min((k+1)·size, length)`. Each chunk is
-/// compressed on its own (``ChunkDeflater``): with the zlib engine primed with the last
-/// 32 KiB of the chunk before it as dictionary, so matches still reach back across the cut
-/// (pigz's layout); with the fast engine independently. Every chunk but the last ends on a
-/// byte boundary with an empty stored block (the sync marker), the last ends the stream; the
-/// concatenation is one valid deflate stream, and the chunks' CRC-32s combine with
-/// `crc32_combine` into the trailer's. The cut depends only on the chunk size, never on
-/// `--jobs` or the isolation mode, so the output is byte-identical whatever runs it. A file
-/// of one chunk is compressed exactly as a single deflate stream.
+/// Where the chunks end is the ``Chunking`` rule's: every `size` bytes (chunk `k` covers
+/// `k·size ..< min((k+1)·size, length)`), or where the content says (`--rsyncable`). Each
+/// chunk is compressed on its own (``ChunkDeflater``): with the zlib engine primed with the
+/// 32 KiB of the source right before it as dictionary, so matches still reach back across
+/// the cut (pigz's layout); with the fast engine independently. Every chunk but the last ends
+/// on a byte boundary with an empty stored block (the sync marker), the last ends the stream;
+/// the concatenation is one valid deflate stream, and the chunks' CRC-32s combine with
+/// `crc32_combine` into the trailer's. The cut depends only on the data and the rule, never
+/// on `--jobs` or the isolation mode, so the output is byte-identical whatever runs it. A
+/// file of one chunk is compressed exactly as a single deflate stream.
 struct ChunkLayout: Sendable, Equatable {
-  /// Bytes per chunk.
-  let chunkSize: Int
+  /// Where chunks end.
+  let chunking: Chunking
   /// The file's length in bytes.
   let length: Int64
   /// Source bytes before a chunk that prime it as a dictionary (the engine's
@@ -28,21 +29,10 @@ struct ChunkLayout: Sendable, Equatable {
   /// The largest chunk size accepted: 64 MiB.
   static let maximumChunkSize = 64 * 1024 * 1024
 
-  /// The number of chunks; an empty file still has one (empty) chunk.
-  var count: Int {
-    length <= 0 ? 1 : Int((length + Int64(chunkSize) - 1) / Int64(chunkSize))
-  }
-
-  /// The byte range of chunk `index` in the source.
-  func range(of index: Int) -> Range<Int64> {
-    let start = Int64(index) * Int64(chunkSize)
-    return start..<min(start + Int64(chunkSize), max(length, 0))
-  }
-
-  /// The dictionary of chunk `index`: the up to ``dictionarySize`` bytes right before it.
-  func dictionaryRange(of index: Int) -> Range<Int64> {
-    let start = range(of: index).lowerBound
-    return max(0, start - Int64(dictionarySize))..<start
+  /// The dictionary of the chunk that starts at `start`: the up to ``dictionarySize`` bytes
+  /// right before it.
+  func dictionaryRange(before start: Int64) -> Range<Int64> {
+    max(0, start - Int64(dictionarySize))..<start
   }
 }
 

@@ -69,7 +69,7 @@ final class JobContext: Sendable {
 /// (``TemporaryOutput``). Finishing (``finish(bytesRead:crc:)``): write the trailer, check
 /// the source did not change while it was read, give the output the source's metadata,
 /// close it. The compression itself is ``compressSerially(workspace:progress:)`` or, chunk
-/// by chunk, ``compressChunk(index:of:descriptor:workspace:)``.
+/// by chunk, ``compressChunk(index:range:isLast:of:descriptor:workspace:)``.
 final class CompressionJob {
   /// What opening a file came to.
   enum Opening {
@@ -196,7 +196,7 @@ final class CompressionJob {
       CompressionJob(
         source: source,
         layout: ChunkLayout(
-          chunkSize: context.workspaces.chunkSize, length: source.status.size,
+          chunking: context.workspaces.chunking, length: source.status.size,
           dictionarySize: context.workspaces.engine.chunkDictionarySize),
         header: header.encoded, output: output,
         outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks

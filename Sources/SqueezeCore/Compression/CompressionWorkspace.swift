@@ -8,8 +8,9 @@ import Synchronization
 /// every small file; keeping one workspace per concurrently running compression was 21 %
 /// faster on a folder of 6,000 small files (platform notes, measured with zlib).
 /// Memory: the engine's state (zlib's deflate state is 256 KiB at memLevel 8, libdeflate's
-/// compressor about 0.5 to 1.5 MB by level) plus ``input`` (a dictionary and a chunk) and
-/// ``output`` (the compressed bound of a chunk, and room for a header and trailer).
+/// compressor about 0.5 to 1.5 MB by level) plus ``input`` (a dictionary, the longest chunk
+/// and one read step) and ``output`` (the compressed bound of the longest chunk, and room
+/// for a header and trailer).
 // @unchecked Sendable: a workspace is only ever used by one thread at a time. It is
 // reachable only through `WorkspacePool.withWorkspace`, which removes it from the pool under
 // the pool's mutex, lends it to one synchronous closure (no suspension point inside), and
@@ -17,13 +18,14 @@ import Synchronization
 final class CompressionWorkspace: @unchecked Sendable {
   /// The reusable compressor.
   let deflater: any ChunkDeflater
-  /// ``dictionarySize`` bytes for a dictionary, followed by one chunk of source bytes.
+  /// ``dictionarySize`` bytes for a dictionary, followed by one chunk of source bytes (and
+  /// one read step past it: the buffer of a ``SequentialChunkReader``).
   let input: UnsafeMutableRawBufferPointer
   /// Compressed bytes of one chunk, with room before them for a gzip header and after
   /// them for the trailer.
   let output: UnsafeMutableRawBufferPointer
-  /// The chunk size the buffers were sized for, in bytes.
-  let chunkSize: Int
+  /// The rule the buffers were sized for (its longest chunk).
+  let chunking: Chunking
   /// The room before a chunk in ``input`` for its dictionary, in bytes (the engine's).
   let dictionarySize: Int
 
@@ -31,13 +33,15 @@ final class CompressionWorkspace: @unchecked Sendable {
   static let headerAndTrailerRoom = 512
 
   /// - Throws: ``EngineError`` when the engine cannot allocate a compressor.
-  init(engine: Engine, level: CompressionLevel, chunkSize: Int) throws(EngineError) {
+  init(engine: Engine, level: CompressionLevel, chunking: Chunking) throws(EngineError) {
     deflater = try engine.makeDeflater(level: Int(level.value))
-    self.chunkSize = chunkSize
+    self.chunking = chunking
     dictionarySize = engine.chunkDictionarySize
-    input = .allocate(byteCount: dictionarySize + chunkSize, alignment: 64)
+    input = .allocate(
+      byteCount: SequentialChunkReader.bufferSize(chunking: chunking, historyRoom: dictionarySize),
+      alignment: 64)
     output = .allocate(
-      byteCount: deflater.bound(chunkLength: chunkSize)
+      byteCount: deflater.bound(chunkLength: chunking.maximumChunkSize)
         + CompressionWorkspace.headerAndTrailerRoom,
       alignment: 64)
   }
@@ -75,13 +79,13 @@ final class WorkspacePool: Sendable {
   /// The engine every workspace compresses with.
   let engine: Engine
   private let level: CompressionLevel
-  /// The chunk size every workspace is sized for, in bytes.
-  let chunkSize: Int
+  /// Where files are cut into chunks; every workspace is sized for its longest chunk.
+  let chunking: Chunking
 
-  init(engine: Engine, level: CompressionLevel, chunkSize: Int) {
+  init(engine: Engine, level: CompressionLevel, chunking: Chunking) {
     self.engine = engine
     self.level = level
-    self.chunkSize = chunkSize
+    self.chunking = chunking
   }
 
   /// Runs `body` with a workspace nobody else is using, then returns it to the pool.
@@ -96,7 +100,7 @@ final class WorkspacePool: Sendable {
       workspace = reused
     } else {
       do {
-        workspace = try CompressionWorkspace(engine: engine, level: level, chunkSize: chunkSize)
+        workspace = try CompressionWorkspace(engine: engine, level: level, chunking: chunking)
       } catch {
         throw .engine(error)
       }

@@ -3,73 +3,44 @@ import SqueezeEngines
 
 extension CompressionJob {
   /// Compresses the whole file on the calling thread, chunk after chunk, reading
-  /// sequentially until the end of the file; memory is one workspace however big the file
-  /// is.
+  /// sequentially until the end of the file (``SequentialChunkReader``, which cuts where the
+  /// layout's rule says); memory is one workspace however big the file is.
   ///
   /// Used for files of one chunk, and for every file in the `main-actor`, `actor` and
   /// `detached` isolation modes; produces the same bytes as the parallel path. It reads to
   /// the end rather than to the size `fstat` gave, so files whose size the kernel does not
   /// know (`/proc`) compress as they do through `-c`; growth of a regular file is still
-  /// caught by ``finish(bytesRead:crc:)``.
+  /// caught by ``finish(bytesRead:crc:trailerWritten:readAtOnce:)``.
   ///
   /// - Parameters:
-  ///   - workspace: the zlib stream and buffers to use.
+  ///   - workspace: the compressor and buffers to use.
   ///   - progress: called with each count of source bytes compressed.
   /// - Returns: what to hand the publisher.
   /// - Throws: ``FileFailure``; the temporary is removed when the job is dropped.
   func compressSerially(
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
-    let dictionaryEnd = workspace.dictionarySize
-    let chunkSize = workspace.chunkSize
     let output = workspace.output
     var used = header.count
     header.withUnsafeBytes { output.copyMemory(from: $0) }
     var crc = CRC32()
     var bytesRead: Int64 = 0
-    var dictionaryLength = 0
-    // One byte read ahead tells whether a full chunk is the last one.
-    var carried: UInt8? = nil
-    var readCalls = 0
+    var reader = SequentialChunkReader(
+      descriptor: input, chunking: layout.chunking, buffer: workspace.input,
+      historyRoom: workspace.dictionarySize, knownSize: before.size > 0 ? before.size : nil)
     while true {
       if context.stop.isSet || Task.isCancelled { throw .interrupted }
-      let chunk = UnsafeMutableRawBufferPointer(
-        rebasing: workspace.input[dictionaryEnd..<(dictionaryEnd + chunkSize)])
-      var count = 0
-      if let byte = carried {
-        chunk[0] = byte
-        count = 1
-        carried = nil
-      }
-      count += try readChunk(
-        into: UnsafeMutableRawBufferPointer(rebasing: chunk[count...]),
-        knownEnd: before.size > 0 ? before.size - bytesRead - Int64(count) : nil, calls: &readCalls)
-      var isLast = count < chunkSize
-      if !isLast {
-        var next: UInt8 = 0
-        let extra = try withUnsafeMutableBytes(of: &next) { (raw) throws(FileFailure) in
-          try readChunk(into: raw, knownEnd: nil, calls: &readCalls)
-        }
-        if extra == 1 { carried = next } else { isLast = true }
-      }
-      let data = UnsafeRawBufferPointer(rebasing: chunk[..<count])
-      crc.update(data)
+      guard let chunk = try reader.next() else { break }
+      let count = chunk.data.count
+      crc.update(chunk.data)
       bytesRead += Int64(count)
       used += try workspace.deflateChunk(
-        count: count, dictionaryLength: dictionaryLength, isLast: isLast,
+        count: count, dictionaryLength: chunk.dictionary.count, isLast: chunk.isLast,
         into: UnsafeMutableRawBufferPointer(rebasing: output[used...]))
       if count > 0 { progress(count) }
-      if isLast { break }
+      if chunk.isLast { break }
       try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
       used = 0
-      // The chunk's last bytes become the next chunk's dictionary (zlib engine: 32 KiB).
-      dictionaryLength = min(count, dictionaryEnd)
-      if dictionaryLength > 0 {
-        let tail = UnsafeRawBufferPointer(rebasing: data[(count - dictionaryLength)...])
-        UnsafeMutableRawBufferPointer(
-          rebasing: workspace.input[(dictionaryEnd - dictionaryLength)..<dictionaryEnd]
-        ).copyMemory(from: tail)
-      }
     }
     // Header (for a one-chunk file), last chunk and trailer go out in one write.
     let trailer = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).encoded
@@ -80,12 +51,13 @@ extension CompressionJob {
     try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
     // A file read whole by one read(2), ending exactly at the size fstat gave, is one state
     // of the file; otherwise its size and time are checked again.
-    let readAtOnce = readCalls == 1 && bytesRead == before.size && before.size > 0
+    let readAtOnce = reader.readCalls == 1 && bytesRead == before.size && before.size > 0
     return try finish(
       bytesRead: bytesRead, crc: crc.value, trailerWritten: true, readAtOnce: readAtOnce)
   }
 
-  /// Reads until `buffer` is full or the file ends.
+  /// Reads until `buffer` is full or the file ends (the stored copy's reader;
+  /// compression reads through ``SequentialChunkReader``).
   ///
   /// - Parameter knownEnd: the bytes left before the size `fstat` gave, when it gave one: a
   ///   short read that ends exactly there is taken as the end of the file, which saves the
@@ -109,16 +81,20 @@ extension CompressionJob {
     return total
   }
 
-  /// Compresses chunk `index` of the file open as `descriptor`, reading it and its
-  /// dictionary with `pread` (chunks of one file run in parallel on one descriptor).
+  /// Compresses chunk `index` of the file open as `descriptor`, the source bytes `range`,
+  /// reading it and its dictionary with `pread` (chunks of one file run in parallel on one
+  /// descriptor).
   ///
+  /// - Parameters:
+  ///   - range: the chunk's bytes in the file (at most the rule's longest chunk).
+  ///   - isLast: true for the file's last chunk, which ends the deflate stream.
   /// - Returns: the chunk's deflate bytes, CRC-32 and length.
-  /// - Throws: ``FileFailure`` for read and zlib errors, and when the file shrank.
+  /// - Throws: ``FileFailure`` for read and engine errors, and when the file shrank.
   static func compressChunk(
-    index: Int, of layout: ChunkLayout, descriptor: Int32, workspace: CompressionWorkspace
+    index: Int, range: Range<Int64>, isLast: Bool, of layout: ChunkLayout, descriptor: Int32,
+    workspace: CompressionWorkspace
   ) throws(FileFailure) -> CompressedChunk {
-    let range = layout.range(of: index)
-    let dictionary = layout.dictionaryRange(of: index)
+    let dictionary = layout.dictionaryRange(before: range.lowerBound)
     let dictionaryEnd = workspace.dictionarySize
     let start = dictionaryEnd - dictionary.count
     let wanted = Int(range.upperBound - dictionary.lowerBound)
@@ -143,7 +119,7 @@ extension CompressionJob {
     var crc = CRC32()
     crc.update(data)
     let produced = try workspace.deflateChunk(
-      count: data.count, dictionaryLength: dictionary.count, isLast: index == layout.count - 1,
+      count: data.count, dictionaryLength: dictionary.count, isLast: isLast,
       into: workspace.output)
     return CompressedChunk(
       index: index, bytes: Array(UnsafeRawBufferPointer(rebasing: workspace.output[..<produced])),

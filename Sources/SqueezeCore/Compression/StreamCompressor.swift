@@ -2,57 +2,60 @@ import Glibc
 import SqueezeEngines
 
 /// Compresses a sequential input (standard input, a pipe, or a file read front to back) into
-/// one gzip member on an output descriptor, chunk-parallel: chunks are read in order, each is
-/// compressed in a child task that takes a compression slot (the same chunk layout, so a
-/// regular file gives the same bytes as `squeeze file`), and the compressed chunks are
-/// written in order. At most `window` chunks are in memory at once, plus one read ahead (to
-/// know which chunk is the last); memory does not grow with the input.
+/// one gzip member on an output descriptor, chunk-parallel: chunks are read in order and cut
+/// by the same rule as files (``SequentialChunkReader``, so a regular file gives the same bytes
+/// as `squeeze file`, `--rsyncable` included), each is compressed in a child task that takes a
+/// compression slot, and the compressed chunks are written in order. At most `window` chunks
+/// are in memory at once, plus the reader's buffer; memory does not grow with the input.
 enum StreamCompressor {
   /// Compresses everything `input` yields into `output`.
   ///
   /// - Parameters:
   ///   - header: the gzip header to write first.
-  ///   - chunkSize: bytes per chunk.
+  ///   - chunking: where chunks end.
   ///   - window: most chunks in flight (jobs + 1).
   /// - Returns: bytes read and bytes written.
-  /// - Throws: ``FileFailure`` for read, write and zlib errors, `.interrupted` when `stop`
+  /// - Throws: ``FileFailure`` for read, write and engine errors, `.interrupted` when `stop`
   ///   is set.
   static func compress(
-    from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8], chunkSize: Int,
-    workspaces: WorkspacePool, slots: CompressionSlots, window: Int, stop: AtomicFlag
+    from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8],
+    chunking: Chunking, workspaces: WorkspacePool, slots: CompressionSlots, window: Int,
+    stop: AtomicFlag
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let writer = DescriptorWriter(descriptor: output, display: outputName)
+    let historyRoom = workspaces.engine.chunkDictionarySize
+    let buffer = UnsafeMutableRawBufferPointer.allocate(
+      byteCount: SequentialChunkReader.bufferSize(chunking: chunking, historyRoom: historyRoom),
+      alignment: 64)
+    defer { buffer.deallocate() }
+    var reader = SequentialChunkReader(
+      descriptor: input, chunking: chunking, buffer: buffer, historyRoom: historyRoom,
+      knownSize: nil)
+    /// The reader's next chunk, copied out for a child task.
+    func nextChunk() throws(FileFailure) -> StreamChunk? {
+      guard let chunk = try reader.next() else { return nil }
+      return StreamChunk(
+        data: Array(chunk.data), dictionary: Array(chunk.dictionary), isLast: chunk.isLast)
+    }
     // Nothing is written before the input has been read once: one that cannot be read at
     // all (a folder on standard input, EIO) leaves the output empty, not a lone header.
-    let first = try readChunk(input, size: chunkSize)
+    let first = try nextChunk()
     try writer.write(header)
     var crc: UInt32 = 0
     var bytesIn: Int64 = 0
     var failure: FileFailure? = nil
     await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
-      var current: [UInt8]? = first
-      var dictionary: [UInt8] = []
+      var current = first
       var started = 0
       var written = 0
       var ready: [Int: CompressedChunk] = [:]
       while failure == nil {
-        while let data = current, started - written < window {
+        while let chunk = current, started - written < window {
           if stop.isSet {
             failure = .interrupted
             break
           }
-          // Read one chunk ahead: an empty one means this is the last.
-          let following: [UInt8]
-          do throws(FileFailure) {
-            following = data.count < chunkSize ? [] : try readChunk(input, size: chunkSize)
-          } catch {
-            failure = error
-            break
-          }
-          let isLast = following.isEmpty
           let index = started
-          let chunkDictionary = dictionary
-          dictionary = Array(data.suffix(workspaces.engine.chunkDictionarySize))
           guard await slots.acquire() else {
             failure = .interrupted
             break
@@ -63,15 +66,21 @@ enum StreamCompressor {
               return .success(
                 try workspaces.withWorkspace { (workspace) throws(FileFailure) in
                   try compressChunk(
-                    data, dictionary: chunkDictionary, index: index, isLast: isLast,
-                    workspace: workspace)
+                    chunk.data, dictionary: chunk.dictionary, index: index,
+                    isLast: chunk.isLast, workspace: workspace)
                 })
             } catch {
               return .failure(error)
             }
           }
           started += 1
-          current = isLast ? nil : following
+          // Read the next chunk while this one compresses.
+          do throws(FileFailure) {
+            current = chunk.isLast ? nil : try nextChunk()
+          } catch {
+            failure = error
+            break
+          }
         }
         if failure != nil || written == started { break }
         guard let result = await group.next() else { break }
@@ -96,26 +105,14 @@ enum StreamCompressor {
     return (bytesIn, writer.bytesWritten)
   }
 
-  /// Reads up to `size` bytes (fewer only at the end of the input).
-  static func readChunk(_ input: Int32, size: Int) throws(FileFailure) -> [UInt8] {
-    var block = [UInt8](repeating: 0, count: size)
-    var total = 0
-    var failure: SystemError? = nil
-    block.withUnsafeMutableBytes { raw in
-      while total < size {
-        let count = read(input, raw.baseAddress! + total, size - total)
-        if count < 0 {
-          if errno == EINTR { continue }
-          failure = SystemError.current
-          return
-        }
-        if count == 0 { break }
-        total += count
-      }
-    }
-    if let failure { throw .cannotRead(failure) }
-    block.removeLast(size - total)
-    return block
+  /// One chunk of a stream, copied out of the reader's buffer for the task compressing it.
+  struct StreamChunk: Sendable {
+    /// The chunk's source bytes.
+    var data: [UInt8]
+    /// The up to 32 KiB before it (zlib engine; empty for the fast engine).
+    var dictionary: [UInt8]
+    /// True for the stream's last chunk.
+    var isLast: Bool
   }
 
   /// Compresses one chunk held in memory (see ``ChunkLayout``).

@@ -36,24 +36,50 @@ extension ParallelCompressor {
   }
 
   /// Feeds the chunks of `job`, writes them in order, and finishes the member.
+  ///
+  /// Fixed-size chunks are computed; content-defined ones (`--rsyncable`) come from a
+  /// ``BoundaryScan`` running ahead on its own thread, awaited before the chunk takes a slot.
   private nonisolated func writeChunksInOrder(
     _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: CompressionSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
     let window = configuration.jobs + 1
+    let scan: BoundaryScan?
+    if case .contentDefined(let rule) = layout.chunking {
+      scan = try BoundaryScan(descriptor: descriptor, length: layout.length, chunking: rule)
+    } else {
+      scan = nil
+    }
+    defer { scan?.cancel() }
     try job.output.write(job.header)
     var crc: UInt32 = 0
     var bytesRead: Int64 = 0
     var failure: FileFailure? = nil
     await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
       var next = 0
+      var nextStart: Int64 = 0
+      var lastStarted = false
       var written = 0
       var ready: [Int: CompressedChunk] = [:]
-      while written < layout.count && failure == nil {
-        // Fill the window: the task waits (suspended) for a slot for each chunk, which then
-        // waits enqueued for a thread and runs.
-        while next < layout.count && next - written < window {
+      while !(lastStarted && written == next) && failure == nil {
+        // Fill the window: the task waits (suspended) for the chunk's end from the scan
+        // (--rsyncable) and for a slot for each chunk, which then waits enqueued for a thread
+        // and runs.
+        filling: while !lastStarted && next - written < window {
+          let end: Int64
+          if let scan {
+            switch await scan.next(for: task) {
+            case .success(let found): end = found
+            case .failure(let error):
+              failure = error
+              break filling
+            }
+          } else {
+            end = min(nextStart + Int64(layout.chunking.maximumChunkSize), layout.length)
+          }
+          let range = nextStart..<end
+          let isLast = end >= layout.length
           let admitted = await slots?.acquire(for: task) ?? true
           guard admitted, !stop.isSet else {
             if admitted { slots?.release() }
@@ -73,7 +99,8 @@ extension ParallelCompressor {
               return .success(
                 try self.workspaces.withWorkspace { (workspace) throws(FileFailure) in
                   try CompressionJob.compressChunk(
-                    index: chunk, of: layout, descriptor: descriptor, workspace: workspace)
+                    index: chunk, range: range, isLast: isLast, of: layout,
+                    descriptor: descriptor, workspace: workspace)
                 })
             } catch {
               failed = true
@@ -81,7 +108,11 @@ extension ParallelCompressor {
             }
           }
           next += 1
-          if next == layout.count { gate?.release() }
+          nextStart = end
+          if isLast {
+            lastStarted = true
+            gate?.release()
+          }
         }
         if failure != nil { break }
         task.suspend(.chunks)

@@ -11,9 +11,10 @@ import SqueezeEngines
 // queue behind a full width. A file of several chunks takes the big-file gate instead: its
 // task opens the file and then feeds its chunks, each chunk taking a slot of its own, into a
 // nested task group, and writes the compressed chunks in order as they come back (pigz's
-// scheme). The gate opens again as soon as the file's last chunk has started, so the next
-// big file, or the small ones, follow without a gap; files and chunks share the same slots,
-// which keeps every core busy until the end, however the sizes mix.
+// scheme; with `--rsyncable` the chunks' ends come from a `BoundaryScan` thread running at
+// most 16 boundaries ahead). The gate opens again as soon as the file's last chunk has
+// started, so the next big file, or the small ones, follow without a gap; files and chunks
+// share the same slots, which keeps every core busy until the end, however the sizes mix.
 //
 // Each task compresses synchronously (`CompressionJob`, nonisolated: it never touches the
 // actor), gives its slot back, waits suspended for the `Publisher` thread to make the output
@@ -59,8 +60,13 @@ actor ParallelCompressor {
     var jobs: Int
     /// Where compression runs (`--isolation`).
     var isolation: Isolation
-    /// Bytes per chunk (`--chunk-size`).
+    /// Bytes per chunk (`--block-size`, or the engine's default): with `--rsyncable` the
+    /// target of the content-defined rule.
     var chunkSize = Engine.default.defaultChunkSize
+    /// Cut chunks where the content says (`--rsyncable`).
+    var rsyncable = false
+    /// Where big files are cut into chunks.
+    var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
     /// Files to leave out before starting (the same file named twice), by index.
     var dropped: Set<Int> = []
     /// Files that fail before starting (output collisions), by index.
@@ -133,7 +139,7 @@ actor ParallelCompressor {
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
       engine: configuration.settings.engine, level: configuration.settings.level,
-      chunkSize: configuration.chunkSize)
+      chunking: configuration.chunking)
     chunkBuffers = ChunkBufferPool(
       capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
     context = JobContext(
@@ -169,8 +175,9 @@ actor ParallelCompressor {
 
   /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
   /// (at least 4x the fast engine's 1 MiB, so files it wrote restore in parallel whatever
-  /// `--engine` restores them). A chunk that decodes to more is decoded serially instead:
-  /// memory stays bounded on hostile input (a bomb with sync markers).
+  /// `--engine` restores them; `--rsyncable` chunks are at most 2x). A chunk that decodes to
+  /// more is decoded serially instead: memory stays bounded on hostile input (a bomb with
+  /// sync markers).
   static func restoredChunkCap(chunkSize: Int) -> Int {
     4 * max(chunkSize, Engine.fast.defaultChunkSize)
   }
