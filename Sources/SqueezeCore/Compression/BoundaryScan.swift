@@ -214,8 +214,7 @@ final class BoundaryScan: Sendable {
   }
 
   private func fail(_ failure: FileFailure) {
-    let waiter = state.withLock {
-      state -> CheckedContinuation<Result<Int64, FileFailure>, Never>? in
+    let waiter = state.withLock { state -> Waiter? in
       state.failure = failure
       let waiter = state.waiter
       state.waiter = nil
