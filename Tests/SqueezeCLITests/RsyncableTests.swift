@@ -181,6 +181,34 @@ import Testing
     #expect(asRsyncable)
   }
 
+  /// A big file's content-defined chunks compress on every core, the boundary scan's waits
+  /// tracked: the task-state log stays consistent (running measured from the threads, no
+  /// thread in two running spans) and every continuation is resumed.
+  @Test(arguments: Engine.allCases)
+  func aBigRsyncableFileCompressesChunkParallelWithItsScanTracked(engine: Engine) throws {
+    let folder = TemporaryFolder("rsyncable-log")
+    let bytes = TestData.text(8 << 20, seed: 43)
+    try Self.writeSource(folder, "in/big.txt", bytes)
+    let log = folder.url("compress.jsonl")
+    let result = try SqueezeBinary.run([
+      "--rsyncable", "--engine", engine.rawValue, "-j", "2", "--task-log", log,
+      "--sample-interval", "1ms", folder.url("in"),
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    let data = try TaskLogData.parse(Array(try Data(contentsOf: URL(fileURLWithPath: log))))
+    let end = try #require(data.end)
+    #expect(end.leakedContinuations == 0, "every wait for the scanner was resumed")
+    #expect(end.maxRunning >= 2, "\(engine): chunks compressed at once")
+    #expect(data.tasks.count == 1)
+    #expect(data.tasks.first?.transitions.last?.state == .finished)
+    let replay = ConcurrencyStagesTests.Replay(data)
+    #expect(replay.withoutThread == 0)
+    #expect(replay.sharedThreads.isEmpty, "\(replay.sharedThreads.prefix(3))")
+    #expect(replay.sampleMismatches == 0)
+    let restored = try SystemGzip.decompress(folder.url("in/big.txt.gz")) == bytes
+    #expect(restored)
+  }
+
   /// A big file written with --rsyncable (fast engine, default sizes) restores on every core:
   /// each of its chunks decodes on its own, as the parallel restore requires, and the
   /// restore's task-state log shows chunks running at once.

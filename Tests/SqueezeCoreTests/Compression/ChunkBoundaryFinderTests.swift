@@ -373,6 +373,49 @@ import Testing
     #expect(openDescriptors() == before, "the scanner's duplicate descriptor is closed")
   }
 
+  @Test func aTrackedConsumerIsSuspendedWhileTheScanIsBehindAndRunsOnceServed() async throws {
+    // About 1,400 small chunks taken as fast as they come: the consumer outruns the scanner
+    // and waits for it, each wait a suspension on a continuation that the scanner resumes.
+    let data = TestData.text(4 << 20, seed: 15)
+    let folder = TemporaryFolder("scan-tracked")
+    let path = try folder.write("data", data)
+    let descriptor = open(path, O_RDONLY)
+    try #require(descriptor >= 0)
+    defer { close(descriptor) }
+    let logPath = folder.url("scan.jsonl")
+    let log = try TaskLog(path: RawPath(logPath), startTime: MonotonicClock.now())
+    let tracker = TaskTracker(log: log)
+    let task = tracker.create(id: 1, file: "data")
+    task.run()
+    let scan = try BoundaryScan(
+      descriptor: descriptor, length: Int64(data.count), chunking: ChunkBoundaryFinderTests.small)
+    var last: Int64 = 0
+    var notRunning = 0
+    while last < Int64(data.count) {
+      guard case .success(let end) = await scan.next(for: task) else {
+        Issue.record("the scan failed")
+        break
+      }
+      if task.state != .running { notRunning += 1 }
+      last = end
+    }
+    scan.cancel()
+    #expect(notRunning == 0, "the consumer runs again whenever next(for:) returns")
+    #expect(tracker.counters.continuationWaits.load(ordering: .relaxed) == 0)
+    let counts = tracker.counters.snapshot()
+    #expect(counts.suspended == 0 && counts.enqueued == 0 && counts.running == 1)
+    task.finish()
+    log.flush()
+    let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+    func count(_ fragment: String) -> Int { lines.filter { $0.contains(fragment) }.count }
+    let waits = count(#""state":"suspended","reason":"continuation""#)
+    #expect(waits > 0, "the consumer waited for the scanner at least once")
+    // Born enqueued and run once, then each wait: suspended, enqueued (resumed), running.
+    #expect(count(#""state":"enqueued""#) == waits + 1)
+    #expect(count(#""state":"running""#) == waits + 1)
+    #expect(count(#""state":"suspended""#) == waits)
+  }
+
   @Test func aFileThatShrankFailsTheScan() async throws {
     let data = TestData.text(300_000, seed: 14)
     let folder = TemporaryFolder("scan-shrink")
