@@ -81,6 +81,12 @@ import Testing
     let version = try SqueezeBinary.run(["--version"])
     #expect(version.status == 0)
     #expect(version.stdoutText.hasPrefix("squeeze "))
+    let short = try SqueezeBinary.run(["-V"])
+    #expect(short.status == 0)
+    #expect(short.stdout == version.stdout)
+    // The help names the default engine, not zlib alone (a new user read "compressed with
+    // zlib" there while libdeflate was compressing).
+    #expect(help.stdoutText.contains("libdeflate by default"))
   }
 
   @Test func outputMapsArgumentsAsRsyncDoes() throws {

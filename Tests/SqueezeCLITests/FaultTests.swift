@@ -132,6 +132,33 @@ import Testing
     #expect(left == ["a.txt.gz", foreignFresh])
   }
 
+  /// A user's own files that merely look like temporaries (`.squeeze-` … `.tmp`, not of the
+  /// exact shape) are files like any other, however old: compressed, mirrored, never removed.
+  @Test func filesThatOnlyLookLikeTemporariesAreKeptAndCompressed() throws {
+    let folder = TemporaryFolder("lookalike")
+    let names = [
+      ".squeeze-my notes.tmp", ".squeeze-notes.tmp", ".squeeze-1-2-3-4-5.tmp",
+      ".squeeze-0BADCAFE-1-2-3-4-5.tmp",
+    ]
+    var old = [
+      timespec(tv_sec: time(nil) - 3 * 86400, tv_nsec: 0),
+      timespec(tv_sec: time(nil) - 3 * 86400, tv_nsec: 0),
+    ]
+    for name in names {
+      try folder.write("in/\(name)", Array("mine".utf8))
+      #expect(utimensat(AT_FDCWD, folder.url("in/\(name)"), &old, 0) == 0)
+    }
+    let inPlace = try SqueezeBinary.run([folder.url("in")])
+    #expect(inPlace.status == 0, "\(inPlace.stderrText)")
+    let mirrored = try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in/")])
+    #expect(mirrored.status == 0, "\(mirrored.stderrText)")
+    for name in names {
+      #expect(try folder.read("in/\(name)") == Array("mine".utf8), "\(name) is kept")
+      #expect(try SystemGzip.decompress(folder.url("in/\(name).gz")) == Array("mine".utf8))
+      #expect(try SystemGzip.decompress(folder.url("out/\(name).gz")) == Array("mine".utf8))
+    }
+  }
+
   @Test func aLiveRunInAnotherPIDNamespaceKeepsItsTemporary() throws {
     guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
       return

@@ -164,7 +164,7 @@ extension CommandDocumentation {
       name: "squeeze",
       abstract: "Compress files and folders in parallel into standard gzip files.",
       discussion: [
-        "Every regular file under each folder is compressed with zlib, on every core, into a .gz file that gunzip restores byte for byte. Outputs appear atomically and only once they are on disk; originals are kept unless --rm. Re-runs skip outputs that are up to date."
+        "Every regular file under each folder is compressed (libdeflate by default, zlib with --engine zlib), on every core, into a .gz file that gunzip restores byte for byte. Outputs appear atomically and only once they are on disk; originals are kept unless --rm. Re-runs skip outputs that are up to date."
       ],
       usage: [HelpText.usage, timeline.usage[0]],
       arguments: [

@@ -372,7 +372,7 @@ enum OptionTable {
       help: "Print the man page (mdoc), made from these options.",
       apply: { options, _, _ in options.request = .manual }),
     OptionDefinition(
-      group: .general, short: nil, long: "version", help: "Show the version.",
+      group: .general, short: "V", long: "version", help: "Show the version (-V as gzip's).",
       apply: { options, _, _ in options.request = .version }),
     OptionDefinition(
       group: .general, short: "h", long: "help", help: "Show help information.",

@@ -72,9 +72,35 @@ struct TemporaryNamer: Sendable {
 
   private static let hexDigits = Array("0123456789abcdef".utf8)
 
-  /// True when `name` has the shape of a squeeze temporary.
+  /// The longest temporary name, in bytes: the prefix, six hexadecimal fields of at most
+  /// 8, 8, 16, 8, 16 and 16 digits, five dashes and the suffix.
+  static let maximumLength = 90
+
+  /// True when `name` has exactly the shape of a squeeze temporary: `.squeeze-`, six
+  /// non-empty fields of lowercase hexadecimal digits joined by `-`, `.tmp`, at most
+  /// ``maximumLength`` bytes. A file of the user's that merely starts with `.squeeze-` and
+  /// ends with `.tmp` (`.squeeze-notes.tmp`) is not one: it is compressed like any file and
+  /// never removed as a stale temporary.
   static func isTemporary(_ name: RawPath) -> Bool {
-    name.bytes.starts(with: commonPrefix) && name.hasSuffix(commonSuffix)
+    let bytes = name.bytes
+    guard bytes.count <= maximumLength, bytes.count > commonPrefix.count + commonSuffix.count,
+      bytes.starts(with: commonPrefix), name.hasSuffix(commonSuffix)
+    else { return false }
+    var fields = 1
+    var fieldLength = 0
+    for byte in bytes[commonPrefix.count..<(bytes.count - commonSuffix.count)] {
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+        fieldLength += 1
+      case UInt8(ascii: "-"):
+        guard fieldLength > 0 else { return false }
+        fields += 1
+        fieldLength = 0
+      default:
+        return false
+      }
+    }
+    return fields == 6 && fieldLength > 0
   }
 
   /// What a temporary's name says about the run that wrote it.
@@ -84,8 +110,7 @@ struct TemporaryNamer: Sendable {
     /// A process of this host, boot and PID namespace that has ended, or an earlier boot:
     /// safe to remove.
     case stale
-    /// Another host or PID namespace, or a name squeeze cannot read: its writer cannot be
-    /// checked.
+    /// Another host or PID namespace: its writer cannot be checked.
     case unknown
   }
 

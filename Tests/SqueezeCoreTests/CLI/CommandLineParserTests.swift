@@ -156,6 +156,8 @@ import Testing
     #expect(CommandLineParser.parse(["--bogus", "-h"]) == .success(.help))
     #expect(CommandLineParser.parse(["x", "--help"]) == .success(.help))
     #expect(CommandLineParser.parse(["--version"]) == .success(.version))
+    #expect(CommandLineParser.parse(["-V"]) == .success(.version), "gzip's and pigz's -V")
+    #expect(CommandLineParser.parse(["x", "-V"]) == .success(.version))
   }
 
   @Test func usageErrorTextHasSwiftArgumentParsersShape() {

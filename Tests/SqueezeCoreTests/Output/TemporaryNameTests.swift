@@ -18,6 +18,24 @@ import Testing
     }
   }
 
+  @Test(arguments: [
+    ".squeeze-my notes.tmp", ".squeeze-notes.tmp", ".squeeze-.tmp", ".squeeze-1-2-3-4-5.tmp",
+    ".squeeze-1-2-3-4-5-6-7.tmp", ".squeeze-0BADCAFE-1-2-3-4-5.tmp", ".squeeze-1-2--4-5-6.tmp",
+    ".squeeze-1-2-3-4-5-.tmp", ".squeeze-1-2-3-4-5-6.tmp.gz", "x.squeeze-1-2-3-4-5-6.tmp",
+    ".squeeze-" + String(repeating: "f", count: 80) + "-1-2-3-4-5.tmp",
+  ])
+  func aNameOfAnotherShapeIsNotATemporary(name: String) {
+    #expect(!TemporaryNamer.isTemporary(RawPath(name)))
+  }
+
+  @Test func theLongestNameOfTheShapeIsATemporary() {
+    let fields = [8, 8, 16, 8, 16, 16].map { String(repeating: "f", count: $0) }
+    let name = ".squeeze-" + fields.joined(separator: "-") + ".tmp"
+    #expect(name.utf8.count == TemporaryNamer.maximumLength)
+    #expect(TemporaryNamer.isTemporary(RawPath(name)))
+    #expect(TemporaryNamer.isTemporary(RawPath(".squeeze-1-2-3-4-5-6.tmp")))
+  }
+
   @Test func aNameOfThisProcessIsLive() {
     let namer = TemporaryNamer()
     #expect(namer.owner(of: namer.next()) == .live)
