@@ -71,4 +71,39 @@ import Testing
       #expect(try SystemGzip.decompress(folder.url(path + ".gz")) == (try folder.read(path)))
     }
   }
+
+  @Test func eachSmallRestoreCostsSixteenSystemCallsAtMostAndNoFchmod() throws {
+    let folder = TemporaryFolder("syscalls-restore")
+    let (few, many) = (100, 400)
+    for name in ["few", "many"] {
+      try Self.makeTree(name, files: name == "few" ? few : many, in: folder)
+      #expect(try SqueezeBinary.run(["--rm", folder.url(name)]).status == 0)
+    }
+    let base = try Self.countCalls(["-d", folder.url("few")], in: folder)
+    let counts = try Self.countCalls(["-d", folder.url("many")], in: folder)
+    func perFile(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    func about(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) < 0.05 }
+    let report = "per run of \(few) files: \(base); of \(many) files: \(counts)"
+    #expect(about(perFile("openat2", "openat", "open"), 2), "\(report)")
+    #expect(about(perFile("close"), 2), "\(report)")
+    #expect(about(perFile("write", "pwrite64"), 1), "\(report)")
+    #expect(about(perFile("utimensat"), 1), "\(report)")
+    #expect(about(perFile("renameat2", "renameat", "rename"), 1), "\(report)")
+    // The temporary is created with the restored file's mode (0644 here): no fchmod.
+    #expect(perFile("fchmod", "fchown", "fchownat", "fchmodat") == 0, "\(report)")
+    // Listing, the opened file's check, the output's place, the check after decoding; the
+    // read that finds the end.
+    #expect(perFile("newfstatat", "fstat", "statx") <= 4.05, "\(report)")
+    #expect(perFile("read", "pread64") <= 2.05, "\(report)")
+    #expect(perFile("fsync", "fdatasync") == 0, "\(report)")
+    for index in stride(from: 0, to: many, by: 37) {
+      let path = folder.url("many/d\(index % 10)/f\(index).txt")
+      var status = stat()
+      #expect(stat(path, &status) == 0)
+      #expect(status.st_mode & 0o7777 == 0o644, "the restored mode is the .gz file's")
+    }
+  }
 }

@@ -75,9 +75,15 @@ enum DecompressionJob {
     let existing = try existingRestore(at: target, of: index, display: display, context: context)
     let holds: Bool
     if case .folderInTheWay = existing { holds = true } else { holds = false }
+    // Created with the restored file's final mode when open(2) gives exactly that, as
+    // compression does: no fchmod per file.
     let output = try context.temporaryOutput(
       for: target, display: display, replacesExisting: existing != .absent && !holds,
-      folderPermissions: list.permissions(ofDirectory: file.directory))
+      folderPermissions: list.permissions(ofDirectory: file.directory),
+      permissions: CreationPermissions.forOutput(
+        final: source.status.permissions,
+        folderHasNoDefaultACL: settings.plan.destination == .besideSources
+          && list.directories[Int(file.directory)].hasNoDefaultACL))
     keep = true
     return Opened(
       source: source, output: output, headerTime: headerTime, display: display, holds: holds)
