@@ -184,9 +184,8 @@ final class CompressionJob {
       for: target, display: display, replacesExisting: existing != .absent && !holds,
       folderPermissions: list.permissions(ofDirectory: file.directory),
       permissions: CreationPermissions.forOutput(
-        final: source.status.permissions,
-        folderHasNoDefaultACL: settings.plan.destination == .besideSources
-          && list.directories[Int(file.directory)].hasNoDefaultACL))
+        final: source.status.permissions, directory: file.directory, of: list,
+        plan: settings.plan))
     let header = GzipHeader(
       name: settings.usesHeaderNameAndTime ? name.bytes : nil,
       modificationTime: settings.usesHeaderNameAndTime ? source.status.modificationTime : nil,

@@ -81,9 +81,8 @@ enum DecompressionJob {
       for: target, display: display, replacesExisting: existing != .absent && !holds,
       folderPermissions: list.permissions(ofDirectory: file.directory),
       permissions: CreationPermissions.forOutput(
-        final: source.status.permissions,
-        folderHasNoDefaultACL: settings.plan.destination == .besideSources
-          && list.directories[Int(file.directory)].hasNoDefaultACL))
+        final: source.status.permissions, directory: file.directory, of: list,
+        plan: settings.plan))
     keep = true
     return Opened(
       source: source, output: output, headerTime: headerTime, display: display, holds: holds)

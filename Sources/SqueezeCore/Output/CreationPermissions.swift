@@ -29,6 +29,19 @@ enum CreationPermissions {
     return mode_t(final)
   }
 
+  /// The bits to pass to `open(2)` for an output of `final` bits written for a file of
+  /// `list`'s folder `directory`: the folder's default ACL is known (checked while listing)
+  /// only when outputs go beside their sources; in another folder (`-o`) the temporary is
+  /// created ``ownerOnly``.
+  static func forOutput(
+    final: UInt32, directory: Int32, of list: FileList, plan: OutputPlan
+  ) -> mode_t {
+    forOutput(
+      final: final,
+      folderHasNoDefaultACL: plan.destination == .besideSources
+        && list.directories[Int(directory)].hasNoDefaultACL)
+  }
+
   /// The process umask, read once from `/proc/self/status` (Linux 4.7+) without changing it
   /// (`umask(2)` can only be read by setting it, which would race with other threads
   /// creating files); nil when it cannot be read.
