@@ -14,10 +14,11 @@ import CLibdeflate
 /// written as stored blocks, at copying speed.
 ///
 /// Small inputs: at levels 6 and 7, chunks of at most ``smallChunkSize`` bytes are
-/// compressed with libdeflate's level 8, whose lazy2 parser costs about the same on small
+/// compressed with libdeflate's level 8, whose lazy2 parser costs little more on small
 /// inputs. libdeflate -6 is 0.10 % larger than zlib -6 on the corpus's 20,000 files of
-/// 4 KiB or less (0.2 to 0.7 % on files under 2 KiB); with level 8 below 16 KiB it is
-/// 0.03 % smaller, and 0.42 % smaller on `tree/` (README, "Engines").
+/// 4 KiB or less (0.2 to 0.7 % on files under 2 KiB); with level 8 there it is 0.03 %
+/// smaller. Raising the limit to 16 KiB saves only 0.13 % more on `tree/` for 5 % more
+/// libdeflate instructions (callgrind), so it stops at 4 KiB (README, "Engines").
 final class LibdeflateDeflater: ChunkDeflater {
   private let compressor: OpaquePointer
   /// The compressor for chunks of at most ``smallChunkSize`` bytes (the same one unless the
@@ -27,8 +28,8 @@ final class LibdeflateDeflater: ChunkDeflater {
   /// Decides when a chunk is stored instead (already-compressed data).
   private let probe: IncompressibleProbe
 
-  /// The largest chunk compressed with ``smallCompressor``: 16 KiB.
-  static let smallChunkSize = 16 << 10
+  /// The largest chunk compressed with ``smallCompressor``: 4 KiB.
+  static let smallChunkSize = 4 << 10
 
   /// Bytes a chunk can grow by when it is reopened: one byte for a stored block header that
   /// does not fit in the last byte's free bits, and the four of the sync marker.
