@@ -52,8 +52,6 @@ final class FinalBlockLocator {
     bits: FinalBlockLocator.distanceTableBits)
   /// The code length code of a dynamic header (entries: length | symbol << 16; 0 for none).
   private let codeLengthCode = HuffmanTable(tableBits: 7, missing: 0, long: 0)
-  /// Code lengths of a dynamic block's header, reused.
-  private var lengths = [UInt8](repeating: 0, count: 320)
 
   init() {
     var fixed = [UInt8](repeating: 8, count: 288)
@@ -121,6 +119,8 @@ final class FinalBlockLocator {
     }
     guard built else { throw Self.failure("invalid code length code") }
     let total = literalCount + distanceCount
+    // A local array: a stored one would pay for exclusivity checks on every access.
+    var lengths = [UInt8](repeating: 0, count: 320)
     var index = 0
     while index < total {
       reader.refill()
@@ -161,6 +161,26 @@ final class FinalBlockLocator {
     while true {
       reader.refill()
       var entry = literalEntries[Int(reader.buffer & literalMask)]
+      // Literals are most symbols: after a refill (56 bits or more) up to three table
+      // literals (10 bits each at most) are walked before the next refill, which a length
+      // and its distance (48 bits at most) need.
+      if entry & Self.kindMask == Self.literal {
+        reader.consume(Int(entry & 0xff))
+        entry = literalEntries[Int(reader.buffer & literalMask)]
+        if entry & Self.kindMask == Self.literal {
+          reader.consume(Int(entry & 0xff))
+          entry = literalEntries[Int(reader.buffer & literalMask)]
+          if entry & Self.kindMask == Self.literal {
+            reader.consume(Int(entry & 0xff))
+            guard !reader.isPastEnd else {
+              throw Self.failure("deflate stream ends inside a block")
+            }
+            continue
+          }
+        }
+        // 26 bits or more are left: the entry read stays right, a refill only adds above.
+        reader.refill()
+      }
       if entry & Self.kindMask == Self.long { entry = literals.decodeLong(reader.buffer) }
       reader.consume(Int(entry & 0xff))
       switch entry & Self.kindMask {
@@ -309,11 +329,15 @@ final class HuffmanTable {
   let missing: UInt32
   /// The entry of bits that start a code longer than `tableBits`.
   let long: UInt32
-  /// Codes per length, and symbols in canonical order, for the slow path.
-  private var countPerLength = [Int](repeating: 0, count: 16)
-  private var sortedSymbols = [Int](repeating: 0, count: 288)
-  /// Entries of the sorted symbols, for the slow path.
-  private var sortedEntries = [UInt32](repeating: 0, count: 288)
+  /// Codes per length (16), for the slow path. Buffers rather than stored arrays: those
+  /// would pay for exclusivity checks on every access, once per code built.
+  private let countPerLength: UnsafeMutablePointer<Int>
+  /// Entries of the symbols in canonical order (288), for the slow path.
+  private let sortedEntries: UnsafeMutablePointer<UInt32>
+  /// Scratch for ``build``: each length's next position in canonical order, and its next
+  /// code (16 each).
+  private let offsets: UnsafeMutablePointer<Int>
+  private let nextCode: UnsafeMutablePointer<Int>
 
   init(tableBits: Int, missing: UInt32, long: UInt32) {
     self.tableBits = tableBits
@@ -321,10 +345,22 @@ final class HuffmanTable {
     self.long = long
     entries = .allocate(capacity: 1 << tableBits)
     entries.initialize(repeating: missing, count: 1 << tableBits)
+    countPerLength = .allocate(capacity: 16)
+    countPerLength.initialize(repeating: 0, count: 16)
+    sortedEntries = .allocate(capacity: 288)
+    sortedEntries.initialize(repeating: 0, count: 288)
+    offsets = .allocate(capacity: 16)
+    offsets.initialize(repeating: 0, count: 16)
+    nextCode = .allocate(capacity: 16)
+    nextCode.initialize(repeating: 0, count: 16)
   }
 
   deinit {
     entries.deallocate()
+    countPerLength.deallocate()
+    sortedEntries.deallocate()
+    offsets.deallocate()
+    nextCode.deallocate()
   }
 
   /// Builds the table for symbols `0..<lengths.count` with these code lengths (0: unused).
@@ -341,9 +377,9 @@ final class HuffmanTable {
       if left < 0 { return false }
     }
     // The first canonical code of each length, and the symbols sorted by (length, symbol).
-    var offsets = [Int](repeating: 0, count: 16)
+    offsets.update(repeating: 0, count: 16)
     for length in 1..<15 { offsets[length + 1] = offsets[length] + countPerLength[length] }
-    var nextCode = [Int](repeating: 0, count: 16)
+    nextCode.update(repeating: 0, count: 16)
     var code = 0
     for length in 1..<16 {
       code = (code + countPerLength[length - 1]) << 1
@@ -354,7 +390,6 @@ final class HuffmanTable {
       let symbol = position
       let bits = Int(length)
       let value = entry(symbol, bits)
-      sortedSymbols[offsets[bits]] = symbol
       sortedEntries[offsets[bits]] = value
       offsets[bits] += 1
       let canonical = nextCode[bits]
