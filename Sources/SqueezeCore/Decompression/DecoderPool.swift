@@ -87,9 +87,48 @@ enum GzipFileReader {
   ///   - progress: called with each count of compressed bytes read.
   ///   - stop: checked between reads.
   ///   - restart: forgets what `sink` was given, before a second decode from the start.
-  /// - Returns: the decoder, finished (its header, member count and totals).
+  ///   - knownSize: the file's size from `fstat` (a regular file read from its start), or
+  ///     nil: a short read that ends exactly there is taken as the end of the file, which
+  ///     saves the `read` that would return 0 on every small file (as compression's reader
+  ///     does). Growth past it is the caller's to check (``DecodedFile/readAtOnce``).
+  /// - Returns: the decoder, finished (its header, member count and totals), and how the
+  ///   file was read.
   /// - Throws: ``FileFailure``: `.badGzip` for the data's faults, `.cannotRead`, what `sink`
   ///   throws, `.interrupted`.
+  static func decodeFile(
+    _ descriptor: Int32, knownSize: Int64?, workspace: DecodeWorkspace, stop: AtomicFlag?,
+    progress: (Int) -> Void, restart: (() throws(FileFailure) -> Void)?,
+    sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
+  ) throws(FileFailure) -> DecodedFile {
+    var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
+    var reads = 0
+    do {
+      try decode(
+        descriptor, with: &decoder, workspace: workspace, stop: stop, knownSize: knownSize,
+        reads: &reads, progress: progress, sink: sink)
+      let readAtOnce =
+        reads == 1 && knownSize.map { $0 > 0 && decoder.offset == $0 } == true
+      return DecodedFile(decoder: decoder, readAtOnce: readAtOnce)
+    } catch .badGzip(let fault) where workspace.engine != .zlib {
+      let decoder = try decodeAgainWithZlib(
+        descriptor, passesTrailingDataThrough: false, fault: fault, stop: stop,
+        restart: restart, sink: sink)
+      return DecodedFile(decoder: decoder, readAtOnce: false)
+    }
+  }
+
+  /// A whole file decoded by ``decodeFile(_:knownSize:workspace:stop:progress:restart:sink:)``.
+  struct DecodedFile {
+    /// The decoder, finished.
+    let decoder: GzipDecoder
+    /// True when one `read(2)` returned the whole file, exactly the size `fstat` gave: the
+    /// bytes decoded are one state of the file, so it needs no second `fstat` to show it did
+    /// not change while being read.
+    let readAtOnce: Bool
+  }
+
+  /// Reads `descriptor` to its end, as ``decodeFile(_:knownSize:workspace:stop:progress:restart:sink:)``
+  /// does, for any input (standard input, a pipe, a prefix already read).
   static func decode(
     _ descriptor: Int32, prefix: [UInt8] = [], passesTrailingDataThrough: Bool = false,
     workspace: DecodeWorkspace, stop: AtomicFlag?,
@@ -98,10 +137,11 @@ enum GzipFileReader {
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
+    var reads = 0
     do {
       try decode(
         descriptor, with: &decoder, prefix: prefix, workspace: workspace, stop: stop,
-        progress: progress, sink: sink)
+        reads: &reads, progress: progress, sink: sink)
       return decoder
     } catch .badGzip(let fault) where workspace.engine != .zlib {
       return try decodeAgainWithZlib(
@@ -126,9 +166,10 @@ enum GzipFileReader {
     try restart?()
     var decoder = GzipDecoder(inflater: reference.inflater, output: reference.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
+    var reads = 0
     try decode(
-      descriptor, with: &decoder, workspace: reference, stop: stop, progress: { _ in },
-      sink: restart == nil ? { _ in } : sink)
+      descriptor, with: &decoder, workspace: reference, stop: stop, reads: &reads,
+      progress: { _ in }, sink: restart == nil ? { _ in } : sink)
     guard restart != nil else { throw .badGzip(fault) }
     return decoder
   }
@@ -136,12 +177,17 @@ enum GzipFileReader {
   /// Reads `descriptor` from its current position to its end through `decoder` (fresh, or
   /// resumed in the middle of a file), then declares the end.
   ///
-  /// - Throws: as ``decode(_:prefix:passesTrailingDataThrough:workspace:stop:progress:sink:)``.
+  /// - Parameters:
+  ///   - knownSize: where the file ends by `fstat`, when it is read from its start: a read
+  ///     that ends exactly there, short of the buffer, ends the input.
+  ///   - reads: counts the `read(2)` calls made.
+  /// - Throws: as ``decode(_:prefix:passesTrailingDataThrough:workspace:stop:progress:restart:sink:)``.
   static func decode(
     _ descriptor: Int32, with decoder: inout GzipDecoder, prefix: [UInt8] = [],
-    workspace: DecodeWorkspace, stop: AtomicFlag?,
+    workspace: DecodeWorkspace, stop: AtomicFlag?, knownSize: Int64? = nil, reads: inout Int,
     progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) {
+    var total: Int64 = 0
     // The prefix (2 bytes at most) is the first chunk, read as if from the descriptor.
     var prefixLeft = prefix.count
     if prefixLeft > 0 {
@@ -150,15 +196,18 @@ enum GzipFileReader {
     }
     while true {
       if stop?.isSet == true || Task.isCancelled { throw .interrupted }
+      let fromPrefix = prefixLeft > 0
       let count =
-        prefixLeft > 0
+        fromPrefix
         ? prefixLeft : read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      if !fromPrefix { reads += 1 }
       prefixLeft = 0
       if count < 0 {
         if errno == EINTR { continue }
         throw .cannotRead(SystemError.current)
       }
       if count == 0 { break }
+      total += Int64(count)
       do throws(GzipStreamError<FileFailure>) {
         try decoder.feed(UnsafeRawBufferPointer(rebasing: workspace.input[..<count]), sink: sink)
       } catch {
@@ -168,6 +217,7 @@ enum GzipFileReader {
         }
       }
       progress(count)
+      if let knownSize, total == knownSize, count < workspace.input.count { break }
     }
     do {
       try decoder.finish()

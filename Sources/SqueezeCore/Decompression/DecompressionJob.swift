@@ -20,6 +20,9 @@ enum DecompressionJob {
     /// A folder is in the way of the output: it is made durable under its temporary name
     /// and takes the folder's place later (``HeldReplacement``).
     let holds: Bool
+    /// The output's file system when it is known without asking (beside the source, links
+    /// not followed: the source folder's device), or nil.
+    let outputDevice: UInt64?
   }
 
   /// Decompresses file `index` of the run's list into a temporary, serially.
@@ -32,16 +35,18 @@ enum DecompressionJob {
   {
     let opened = try open(index: index, context: context)
     defer { close(opened.source.descriptor) }
-    let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
-      try GzipFileReader.decode(
-        opened.source.descriptor, workspace: workspace, stop: context.stop, progress: progress,
+    let decoded = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decodeFile(
+        opened.source.descriptor, knownSize: opened.source.status.size, workspace: workspace,
+        stop: context.stop, progress: progress,
         restart: { () throws(FileFailure) in try opened.output.rewind() }
       ) { (chunk) throws(FileFailure) in
         try opened.output.write(chunk)
       }
     }
     return try finish(
-      opened, bytesIn: decoder.offset, bytesOut: decoder.totalOutput, context: context)
+      opened, bytesIn: decoded.decoder.offset, bytesOut: decoded.decoder.totalOutput,
+      readAtOnce: decoded.readAtOnce, context: context)
   }
 
   /// Opens file `index` for restoring: the source, the output's name (from the suffix, or
@@ -85,7 +90,9 @@ enum DecompressionJob {
         plan: settings.plan))
     keep = true
     return Opened(
-      source: source, output: output, headerTime: headerTime, display: display, holds: holds)
+      source: source, output: output, headerTime: headerTime, display: display, holds: holds,
+      outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
+        ? list.folderIdentity(of: file).device : nil)
   }
 
   /// Finishes a restored file: checks the `.gz` file did not change while it was read,
@@ -94,14 +101,17 @@ enum DecompressionJob {
   /// - Parameters:
   ///   - bytesIn: compressed bytes read.
   ///   - bytesOut: bytes restored.
+  ///   - readAtOnce: one `read(2)` returned the whole file, exactly its size when opened:
+  ///     one state of the file, so its size and time are not checked again.
   /// - Throws: ``FileFailure`` when the source changed or the output cannot be finished.
   static func finish(
-    _ opened: Opened, bytesIn: Int64, bytesOut: Int64, context: JobContext
+    _ opened: Opened, bytesIn: Int64, bytesOut: Int64, readAtOnce: Bool = false,
+    context: JobContext
   ) throws(FileFailure) -> PreparedOutput {
     let source = opened.source
     let settings = context.settings
     var after = stat()
-    if fstat(source.descriptor, &after) == 0
+    if !readAtOnce && fstat(source.descriptor, &after) == 0
       && (Int64(after.st_size) != source.status.size
         || Timestamp(after.st_mtim) != source.status.modificationTime)
     {
@@ -110,7 +120,8 @@ enum DecompressionJob {
     var request = try opened.output.finish(
       metadataFrom: source.status,
       modificationTime: opened.headerTime ?? source.status.modificationTime,
-      copiesOwnership: settings.copiesOwnership, publisher: context.publisher)
+      copiesOwnership: settings.copiesOwnership, publisher: context.publisher,
+      knownDevice: opened.outputDevice)
     var removal: Removal? = nil
     if settings.removesSources {
       // Decoding checked every member's CRC-32 and ISIZE: the output is verified.

@@ -458,9 +458,20 @@ struct Discovery {
 
   /// Ends a folder's listing: which files already have an output beside them (from the
   /// listing just read), and the compressed names that are not such an output, skipped.
+  /// A restore's files (`-d`) learn the same of their restored names (`a.txt` beside
+  /// `a.txt.gz`).
   private mutating func finish(
     _ listing: FolderListing, entries: [(name: RawPath, type: UInt8)]
   ) {
+    if options.wanted == .compressedByName {
+      let names = Set(entries.lazy.map(\.name))
+      for index in listing.firstFile..<result.files.files.count {
+        let name = result.files.name(of: result.files.files[index])
+        result.files.files[index].outputListedBeside =
+          OutputPlan.decompressedName(of: name, suffix: options.suffix).map(names.contains)
+          ?? true
+      }
+    }
     guard options.wanted == .uncompressed else {
       for name in listing.compressedNames {
         skip(listing.display.appending(name), .alreadyCompressed)

@@ -97,9 +97,10 @@ struct FileList: Sendable {
     /// Permission bits when listed (`st_mode & 0o7777`): a restore is up to date only with
     /// the `.gz` file's bits.
     var permissions: UInt16 = 0
-    /// Whether the folder listing also held this name with the compressed suffix (`a.txt`
-    /// and `a.txt.gz`): when it did not, compressing beside it need not look for an existing
-    /// output (one that appears meanwhile is caught when it is renamed into place).
+    /// Whether the folder listing also held this file's output name beside it: `a.txt.gz`
+    /// for `a.txt` when compressing, `a.txt` for `a.txt.gz` when restoring (`-d`). When it
+    /// did not, writing beside it need not look for an existing output (one that appears
+    /// meanwhile is caught when it is renamed into place, with `RENAME_NOREPLACE`).
     var outputListedBeside = true
   }
 

@@ -90,7 +90,7 @@ enum OutputInspection {
         result.append(.absent)
         continue
       }
-      if case .besideSources = settings.plan.destination, settings.operation == .compress,
+      if case .besideSources = settings.plan.destination, settings.operation != .test,
         !file.outputListedBeside
       {
         // Not there when the folder was listed; if it appears meanwhile, publishing (with

@@ -50,15 +50,24 @@ struct OutputPlan: Sendable {
   /// `y.TGZ` becomes `y.tar`).
   static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
     let bytes = name.bytes
-    for known in [suffix.bytes] + ["-gz", ".z", "-z", "_z", ".gz"].map({ Array($0.utf8) })
-    where !known.isEmpty && hasSuffixIgnoringCase(bytes, known) {
+    // Called for every file of a restore (several times): the suffix tables are built once.
+    if !suffix.isEmpty && hasSuffixIgnoringCase(bytes, suffix.bytes) {
+      return RawPath(bytes: bytes.dropLast(suffix.count))
+    }
+    for known in strippedSuffixes where hasSuffixIgnoringCase(bytes, known) {
       return RawPath(bytes: bytes.dropLast(known.count))
     }
-    for tar in [".tgz", ".taz"] where hasSuffixIgnoringCase(bytes, Array(tar.utf8)) {
-      return RawPath(bytes: bytes.dropLast(4) + Array(".tar".utf8))
+    for tar in tarSuffixes where hasSuffixIgnoringCase(bytes, tar) {
+      return RawPath(bytes: bytes.dropLast(4) + tarExtension)
     }
     return nil
   }
+
+  /// The suffixes a restore strips after the `-S` one, in gzip's order of trying them.
+  private static let strippedSuffixes = ["-gz", ".z", "-z", "_z", ".gz"].map { Array($0.utf8) }
+  /// The suffixes a restore turns into `.tar`.
+  private static let tarSuffixes = [".tgz", ".taz"].map { Array($0.utf8) }
+  private static let tarExtension = Array(".tar".utf8)
 
   /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
   /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+@testable import SqueezeCore
+@testable import TestSupport
+
+/// Discovery tells each file whether its output name was in the same folder listing, so a
+/// run beside the sources inspects only outputs that are there (``OutputInspection``).
+struct OutputListedBesideTests {
+  /// The listed files of a walk of `folder/name`, by name, with their flag.
+  static func flags(
+    of name: String, in folder: TemporaryFolder, wanted: DiscoveryOptions.Wanted
+  ) -> [String: Bool] {
+    var options = DiscoveryOptions()
+    options.wanted = wanted
+    let list = Discovery.run(
+      arguments: [RawPath(folder.url(name))], options: options, bases: BaseDirectories(),
+      namer: TemporaryNamer()
+    ).files
+    var flags: [String: Bool] = [:]
+    for file in list.files {
+      flags[String(decoding: list.name(of: file).bytes, as: UTF8.self)] = file.outputListedBeside
+    }
+    return flags
+  }
+
+  @Test func aRestoreKnowsWhichRestoredNamesAreAlreadyBesideTheirGzipFile() throws {
+    let folder = TemporaryFolder("listed-restore")
+    for name in ["a.txt.gz", "a.txt", "b.txt.gz", "c.TGZ", "c.tar", "d.tgz", "e-gz", "e"] {
+      try folder.write("in/\(name)", [1, 2, 3])
+    }
+    let flags = Self.flags(of: "in", in: folder, wanted: .compressedByName)
+    #expect(
+      flags == ["a.txt.gz": true, "b.txt.gz": false, "c.TGZ": true, "d.tgz": false, "e-gz": true])
+  }
+
+  @Test func compressionKnowsWhichOutputsAreAlreadyBesideTheirSource() throws {
+    let folder = TemporaryFolder("listed-compress")
+    for name in ["a.txt", "a.txt.gz", "b.txt"] { try folder.write("in/\(name)", [1, 2, 3]) }
+    let flags = Self.flags(of: "in", in: folder, wanted: .uncompressed)
+    #expect(flags == ["a.txt": true, "b.txt": false])
+  }
+}
