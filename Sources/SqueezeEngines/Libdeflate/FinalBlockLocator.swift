@@ -161,26 +161,6 @@ final class FinalBlockLocator {
     while true {
       reader.refill()
       var entry = literalEntries[Int(reader.buffer & literalMask)]
-      // Literals are most symbols: after a refill (56 bits or more) up to three table
-      // literals (10 bits each at most) are walked before the next refill, which a length
-      // and its distance (48 bits at most) need.
-      if entry & Self.kindMask == Self.literal {
-        reader.consume(Int(entry & 0xff))
-        entry = literalEntries[Int(reader.buffer & literalMask)]
-        if entry & Self.kindMask == Self.literal {
-          reader.consume(Int(entry & 0xff))
-          entry = literalEntries[Int(reader.buffer & literalMask)]
-          if entry & Self.kindMask == Self.literal {
-            reader.consume(Int(entry & 0xff))
-            guard !reader.isPastEnd else {
-              throw Self.failure("deflate stream ends inside a block")
-            }
-            continue
-          }
-        }
-        // 26 bits or more are left: the entry read stays right, a refill only adds above.
-        reader.refill()
-      }
       if entry & Self.kindMask == Self.long { entry = literals.decodeLong(reader.buffer) }
       reader.consume(Int(entry & 0xff))
       switch entry & Self.kindMask {
