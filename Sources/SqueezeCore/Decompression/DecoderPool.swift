@@ -101,11 +101,10 @@ enum GzipFileReader {
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> DecodedFile {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
-    var reads = 0
     do {
-      try decode(
+      let reads = try decode(
         descriptor, with: &decoder, workspace: workspace, stop: stop, knownSize: knownSize,
-        reads: &reads, progress: progress, sink: sink)
+        progress: progress, sink: sink)
       let readAtOnce =
         reads == 1 && knownSize.map { $0 > 0 && decoder.offset == $0 } == true
       return DecodedFile(decoder: decoder, readAtOnce: readAtOnce)
@@ -137,11 +136,10 @@ enum GzipFileReader {
   ) throws(FileFailure) -> GzipDecoder {
     var decoder = GzipDecoder(inflater: workspace.inflater, output: workspace.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
-    var reads = 0
     do {
       try decode(
         descriptor, with: &decoder, prefix: prefix, workspace: workspace, stop: stop,
-        reads: &reads, progress: progress, sink: sink)
+        progress: progress, sink: sink)
       return decoder
     } catch .badGzip(let fault) where workspace.engine != .zlib {
       return try decodeAgainWithZlib(
@@ -166,10 +164,9 @@ enum GzipFileReader {
     try restart?()
     var decoder = GzipDecoder(inflater: reference.inflater, output: reference.output)
     decoder.passesTrailingDataThrough = passesTrailingDataThrough
-    var reads = 0
     try decode(
-      descriptor, with: &decoder, workspace: reference, stop: stop, reads: &reads,
-      progress: { _ in }, sink: restart == nil ? { _ in } : sink)
+      descriptor, with: &decoder, workspace: reference, stop: stop, progress: { _ in },
+      sink: restart == nil ? { _ in } : sink)
     guard restart != nil else { throw .badGzip(fault) }
     return decoder
   }
@@ -180,14 +177,16 @@ enum GzipFileReader {
   /// - Parameters:
   ///   - knownSize: where the file ends by `fstat`, when it is read from its start: a read
   ///     that ends exactly there, short of the buffer, ends the input.
-  ///   - reads: counts the `read(2)` calls made.
+  /// - Returns: the `read(2)` calls made.
   /// - Throws: as ``decode(_:prefix:passesTrailingDataThrough:workspace:stop:progress:restart:sink:)``.
+  @discardableResult
   static func decode(
     _ descriptor: Int32, with decoder: inout GzipDecoder, prefix: [UInt8] = [],
-    workspace: DecodeWorkspace, stop: AtomicFlag?, knownSize: Int64? = nil, reads: inout Int,
+    workspace: DecodeWorkspace, stop: AtomicFlag?, knownSize: Int64? = nil,
     progress: (Int) -> Void, sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
-  ) throws(FileFailure) {
+  ) throws(FileFailure) -> Int {
     var total: Int64 = 0
+    var reads = 0
     // The prefix (2 bytes at most) is the first chunk, read as if from the descriptor.
     var prefixLeft = prefix.count
     if prefixLeft > 0 {
@@ -224,5 +223,6 @@ enum GzipFileReader {
     } catch {
       throw .badGzip(error)
     }
+    return reads
   }
 }

@@ -230,9 +230,8 @@ extension ParallelCompressor {
       guard lseek(descriptor, off_t(resumeAt.offset), SEEK_SET) >= 0 else {
         throw .cannotRead(SystemError.current)
       }
-      var reads = 0
       try GzipFileReader.decode(
-        descriptor, with: &decoder, workspace: workspace, stop: stop, reads: &reads,
+        descriptor, with: &decoder, workspace: workspace, stop: stop,
         progress: { self.feed.addBytes($0) }, sink: sink)
       return (decoder.offset, decoder.totalOutput)
     }
