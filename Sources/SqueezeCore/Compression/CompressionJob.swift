@@ -198,8 +198,7 @@ final class CompressionJob {
           chunking: context.workspaces.chunking, length: source.status.size,
           dictionarySize: context.workspaces.engine.chunkDictionarySize),
         header: header.encoded, output: output,
-        outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
-          ? list.folderIdentity(of: file).device : nil,
+        outputDevice: settings.knownOutputDevice(of: file, in: list),
         context: context, holdsOutput: holds, storesOnly: settings.stores(name)))
   }
 

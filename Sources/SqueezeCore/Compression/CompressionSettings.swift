@@ -56,6 +56,14 @@ struct CompressionSettings: Sendable {
     wrapsCompressedNames && OutputPlan.hasCompressedSuffix(name, suffix: plan.naming.suffix)
   }
 
+  /// The file system of `file`'s output when the listing already says it, or nil: beside
+  /// the source with links not followed, the output is in the source's own folder, whose
+  /// device discovery recorded (saves an `fstat` of each temporary).
+  func knownOutputDevice(of file: FileList.File, in list: FileList) -> UInt64? {
+    plan.destination == .besideSources && !followsSymlinks
+      ? list.folderIdentity(of: file).device : nil
+  }
+
   init(plan: OutputPlan) {
     self.plan = plan
   }

@@ -91,8 +91,7 @@ enum DecompressionJob {
     keep = true
     return Opened(
       source: source, output: output, headerTime: headerTime, display: display, holds: holds,
-      outputDevice: settings.plan.destination == .besideSources && !settings.followsSymlinks
-        ? list.folderIdentity(of: file).device : nil)
+      outputDevice: settings.knownOutputDevice(of: file, in: list))
   }
 
   /// Finishes a restored file: checks the `.gz` file did not change while it was read,
