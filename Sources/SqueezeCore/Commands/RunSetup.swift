@@ -92,6 +92,7 @@ final class RunSetup {
     discoveryOptions.selection = RunCommand.selection(from: options)
     discoveryOptions.recordsSkippedPaths = options.verbosity == .verbose || options.dryRun
     discoveryOptions.removesStaleTemporaries = !options.dryRun
+    discoveryOptions.listingThreads = min(jobs, runSettings.cpus.count)
     if let identity = diagnostics.log?.fileIdentity { discoveryOptions.excludedFiles = [identity] }
   }
 

@@ -42,6 +42,10 @@ struct DiscoveryOptions: Sendable {
   /// Leave out the archive marker (``ArchiveMarker``) at an argument's top: restores ignore
   /// it.
   var skipsArchiveMarker = false
+  /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
+  /// after another. Links are never followed on several threads: which of two ways to the
+  /// same file or folder is taken depends on the walk's order.
+  var listingThreads = 1
 
   /// True when links are listed as links rather than skipped or followed.
   var recordsLinks: Bool { mirrorsTree && !followSymlinks }
@@ -82,9 +86,11 @@ struct DiscoveryResult: Sendable {
 /// symbolic links unless asked (spec §4, "Skips").
 ///
 /// Each folder is opened relative to its argument's open folder, read completely with
-/// `readdir` (a file costs one `fstatat`), sorted by name, and closed before its subfolders
-/// are walked: only one folder is open at a time however deep the tree, so a 1,000-level
-/// tree works under a small `ulimit -n`. With `--follow-symlinks` every folder and file is
+/// `getdents64` (a file costs one `fstatat`), sorted by name, and closed before its
+/// subfolders are walked (``FolderScan``): only one folder is open at a time on each
+/// listing thread however deep the tree, so a 1,000-level tree works under a small
+/// `ulimit -n`. With ``DiscoveryOptions/listingThreads`` above 1 an argument's folders are
+/// read on that many threads at once (``ParallelListing``) and recorded in the same order. With `--follow-symlinks` every folder and file is
 /// taken once (by device and inode), so link loops end, and links that lead outside their
 /// argument are reported.
 struct Discovery {
@@ -94,8 +100,6 @@ struct Discovery {
   var result = DiscoveryResult()
   /// Files already taken, by identity (`--follow-symlinks` only).
   private var seenFiles: Set<FileIdentity> = []
-  /// The real path of the argument being walked (`--follow-symlinks` only).
-  private var rootRealPath: [UInt8]? = nil
 
   /// Prepares a walk.
   init(options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer) {
@@ -243,212 +247,127 @@ struct Discovery {
     }
     result.files.roots.append(root)
     let top = Int32(result.files.directories.count)
-    var record = FileList.Directory(
+    var topRecord = FileList.Directory(
       parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,
       permissions: UInt16(status.permissions & 0o7777), identity: identity)
-    record.takeMetadata(of: status)
-    result.files.directories.append(record)
-    rootRealPath = options.followSymlinks ? Discovery.realPath(argument) : nil
-    var pending: [Int32] = [top]
+    topRecord.takeMetadata(of: status)
+    result.files.directories.append(topRecord)
+    let context = FolderScan.Context(
+      options: options, namer: namer, base: bases.descriptor(base), rootDevice: status.device,
+      rootRealPath: options.followSymlinks ? Discovery.realPath(argument) : nil)
     var visited: Set<FileIdentity> = [identity]
+    if options.listingThreads > 1 && !options.followSymlinks {
+      let display = result.files.displayPath(ofDirectory: top)
+      switch ParallelListing.read(
+        display: display, identity: identity, context: context, threads: options.listingThreads)
+      {
+      case .listed(let tree):
+        record(tree, top: top, visited: &visited)
+        return
+      case .folderReachedTwice(let staleTemporariesRemoved):
+        // A bind mount: the serial walk below decides which way to the folder is listed
+        // and which is skipped, as without threads. What the threads read is forgotten;
+        // the stale temporaries they removed are gone, and counted.
+        result.staleTemporariesRemoved += staleTemporariesRemoved
+      }
+    }
+    var pending: [Int32] = [top]
     while let directory = pending.popLast() {
-      let children = walk(
-        directory: directory, base: base, rootDevice: status.device, visited: &visited)
+      let children = walk(directory: directory, context: context, visited: &visited)
       pending.append(contentsOf: children.reversed())
     }
   }
 
-  /// Lists one folder; returns its subfolders (already recorded) in name order.
+  /// Records the folders of an argument read at once by ``ParallelListing``, in the order a
+  /// serial walk lists them: each folder's entries, then its subfolders one after another,
+  /// each with everything below it.
+  private mutating func record(
+    _ listing: ParallelListing.Tree, top: Int32, visited: inout Set<FileIdentity>
+  ) {
+    var pending: [(node: Int, directory: Int32)] = [(0, top)]
+    while let (node, directory) = pending.popLast() {
+      let display = result.files.displayPath(ofDirectory: directory)
+      let subfolders = record(
+        listing.nodes[node].scan, directory: directory, display: display, visited: &visited)
+      let children = listing.nodes[node].children
+      pending.append(contentsOf: subfolders.reversed().map { (children[$0.entry], $0.record) })
+    }
+  }
+
+  /// Lists one folder and records it; returns its subfolders (already recorded) in name order.
   private mutating func walk(
-    directory: Int32, base: Int, rootDevice: UInt64, visited: inout Set<FileIdentity>
+    directory: Int32, context: FolderScan.Context, visited: inout Set<FileIdentity>
   ) -> [Int32] {
     let relative = result.files.relativePath(ofDirectory: directory)
-    let root = result.files.roots[Int(result.files.directories[Int(directory)].root)]
-    let display = root.argument.trimmingTrailingSlashes.appending(relative)
-    guard let folder = openFolder(relative.isEmpty ? "." : relative, base: base, display: display),
-      let entries = readEntries(of: folder, display: display)
-    else { return [] }
-    result.files.directories[Int(directory)].hasNoDefaultACL =
-      CreationPermissions.folderHasNoDefaultACL(folder.rawValue)
-    var listing = FolderListing(
-      folder: folder.rawValue, directory: directory, relative: relative, display: display,
-      rootDevice: rootDevice, firstFile: result.files.files.count)
-    for entry in entries.sorted(by: { $0.name < $1.name }) {
-      if relative.isEmpty && options.skipsArchiveMarker && entry.name == ArchiveMarker.name {
-        continue  // restores ignore the marker of an archive
-      }
-      consider(entry, in: &listing, visited: &visited)
-    }
-    finish(listing, entries: entries)
-    return listing.subfolders
+    let display = result.files.displayPath(ofDirectory: directory)
+    let scan = FolderScan.read(relative, display: display, context: context)
+    return record(scan, directory: directory, display: display, visited: &visited).map(\.record)
   }
 
-  /// One folder being listed: where it is and what it has given so far.
-  private struct FolderListing {
-    /// The open folder.
-    let folder: Int32
-    /// Its record.
-    let directory: Int32
-    /// Its path below the argument, and as displayed.
-    let relative: RawPath
-    let display: RawPath
-    /// The argument's file system (`--one-file-system`).
-    let rootDevice: UInt64
-    /// The first of its files in the list.
-    let firstFile: Int
-    /// Its subfolders to walk, in name order.
-    var subfolders: [Int32] = []
-    /// Names with a compressed suffix, skipped unless they are a listed file's output
-    /// (`x.gz` beside `x` is counted once: as `x`'s output, not also as a skip).
-    var compressedNames: [RawPath] = []
+  /// Records what a folder's scan found, in its order: files, links and subfolders into the
+  /// list, skips, failures and warnings into the result.
+  ///
+  /// - Returns: the subfolders to walk, in name order: each one's position among the scan's
+  ///   subfolder entries, and its record's index.
+  private mutating func record(
+    _ scan: FolderScan, directory: Int32, display: RawPath, visited: inout Set<FileIdentity>
+  ) -> [(entry: Int, record: Int32)] {
+    if let failure = scan.failure {
+      fail(display, failure)
+      return []
+    }
+    result.files.directories[Int(directory)].hasNoDefaultACL = scan.hasNoDefaultACL
+    result.staleTemporariesRemoved += scan.staleTemporariesRemoved
+    let firstFile = result.files.files.count
+    var subfolders: [(entry: Int, record: Int32)] = []
+    var subfolderEntries = 0
+    for entry in scan.entries {
+      switch entry {
+      case .file(let name, let status):
+        if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
+          skip(display.appending(name), .alreadyListed)
+        } else {
+          append(file: name, status: status, directory: directory)
+        }
+      case .link(let name, let target, let status):
+        append(link: name, target: target, status: status, directory: directory)
+      case .subfolder(let name, let status):
+        if let subfolder = addSubfolder(
+          name, status: status, in: directory, display: display, visited: &visited)
+        {
+          subfolders.append((subfolderEntries, subfolder))
+        }
+        subfolderEntries += 1
+      case .skipped(let name, let reason):
+        skip(display.appending(name), reason)
+      case .failed(let name, let cause):
+        fail(display.appending(name), cause)
+      case .warned(let name, let cause):
+        warn(display.appending(name), cause)
+      }
+    }
+    finish(scan, display: display, firstFile: firstFile)
+    return subfolders
   }
 
-  /// Takes, skips or records one entry of a folder being listed.
-  private mutating func consider(
-    _ entry: (name: RawPath, type: UInt8), in listing: inout FolderListing,
-    visited: inout Set<FileIdentity>
-  ) {
-    let name = entry.name
-    // Built only for a message: most entries never need it.
-    var path: RawPath { listing.display.appending(name) }
-    if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
-      skipByName(name, reason, in: &listing)
-      return
-    }
-    if TemporaryNamer.isTemporary(name) {
-      if options.removesStaleTemporaries
-        && TemporaryCleaner.removeIfStale(name, in: listing.folder, namer: namer)
-      {
-        result.staleTemporariesRemoved += 1
-        return
-      }
-      skip(path, .temporary)
-      return
-    }
-    var status: FileStatus
-    do {
-      status = try FileStatus.of(name, in: listing.folder)
-    } catch  where error.code == ENOENT {
-      return  // vanished while listing: nothing to do
-    } catch {
-      fail(path, "cannot stat: \(error)")
-      return
-    }
-    if status.kind == .symbolicLink {
-      if options.recordsLinks {
-        addLink(name, status: status, in: listing)
-        return
-      }
-      guard options.followSymlinks else {
-        skip(path, .symbolicLink)
-        return
-      }
-      guard let target = try? FileStatus.of(name, in: listing.folder, followingSymlinks: true)
-      else {
-        skip(path, .symbolicLink)
-        warn(path, "is a dangling symbolic link; ignored")
-        return
-      }
-      status = target
-      reportIfOutside(link: path)
-    }
-    switch status.kind {
-    case .regular:
-      if let reason = suffixSkip(name) {
-        skipByName(name, reason, in: &listing)
-        return
-      }
-      addFile(name, status: status, in: listing)
-    case .directory:
-      if let subfolder = addSubfolder(name, status: status, in: listing, visited: &visited) {
-        listing.subfolders.append(subfolder)
-      }
-    default:
-      skip(path, SkipReason(kind: status.kind) ?? .device)
-    }
-  }
-
-  /// Skips a file by its name, or, for a compressed name, decides at the end of the folder.
-  private mutating func skipByName(
-    _ name: RawPath, _ reason: SkipReason, in listing: inout FolderListing
-  ) {
-    if reason == .alreadyCompressed {
-      listing.compressedNames.append(name)
-    } else {
-      skip(listing.display.appending(name), reason)
-    }
-  }
-
-  /// Takes a regular file found in a folder, unless the selection leaves it out.
-  private mutating func addFile(_ name: RawPath, status: FileStatus, in listing: FolderListing) {
-    var path: RawPath { listing.display.appending(name) }
-    if !options.excludedFiles.isEmpty && options.excludedFiles.contains(FileIdentity(status)) {
-      skip(path, .taskLog)
-      return
-    }
-    if !options.selection.isEmpty,
-      let reason = options.selection.skipReason(
-        forFile: listing.relative.appending(name), modified: status.modificationTime)
-    {
-      skip(path, reason)
-      return
-    }
-    if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
-      skip(path, .alreadyListed)
-      return
-    }
-    append(file: name, status: status, directory: listing.directory)
-  }
-
-  /// Records a symbolic link found in a folder of a mirror, unless the selection leaves it
-  /// out (patterns, `--older-than` on the link's own time, `--shard` on its path).
-  private mutating func addLink(_ name: RawPath, status: FileStatus, in listing: FolderListing) {
-    var path: RawPath { listing.display.appending(name) }
-    if let reason = options.selection.skipReason(
-      forFile: listing.relative.appending(name), modified: status.modificationTime)
-    {
-      skip(path, reason)
-      return
-    }
-    do {
-      let target = try RelativeLocation.symbolicLinkTarget(of: name, in: listing.folder)
-      append(link: name, target: target, status: status, directory: listing.directory)
-    } catch  where error.code == ENOENT {
-      return  // vanished while listing
-    } catch {
-      fail(path, "cannot read symbolic link: \(error)")
-    }
-  }
-
-  /// Records a subfolder to walk, unless it is left out.
+  /// Records a subfolder to walk, unless a link led to it a second time.
   ///
   /// - Returns: its record's index, or nil when it is not walked.
   private mutating func addSubfolder(
-    _ name: RawPath, status: FileStatus, in listing: FolderListing,
+    _ name: RawPath, status: FileStatus, in directory: Int32, display: RawPath,
     visited: inout Set<FileIdentity>
   ) -> Int32? {
-    var path: RawPath { listing.display.appending(name) }
     let identity = FileIdentity(status)
-    if options.excludedFolders.contains(identity) {
-      skip(path, .outputFolder)
-      return nil
-    }
-    if let reason = options.selection.skipReason(forFolder: listing.relative.appending(name)) {
-      skip(path, reason)
-      return nil
-    }
-    if options.oneFileSystem && status.device != listing.rootDevice {
-      skip(path, .otherFileSystem)
-      return nil
-    }
     if !visited.insert(identity).inserted {
       // Only links can reach a folder twice: a loop when it is on the way here.
-      skip(path, isAncestor(identity, of: listing.directory) ? .symlinkLoop : .alreadyListed)
+      skip(
+        display.appending(name), isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed
+      )
       return nil
     }
     let stored = result.files.store(name)
     var record = FileList.Directory(
-      parent: listing.directory, root: result.files.directories[Int(listing.directory)].root,
+      parent: directory, root: result.files.directories[Int(directory)].root,
       nameOffset: stored.offset, nameLength: stored.length,
       permissions: UInt16(status.permissions & 0o7777), identity: identity)
     record.takeMetadata(of: status)
@@ -456,16 +375,14 @@ struct Discovery {
     return Int32(result.files.directories.count - 1)
   }
 
-  /// Ends a folder's listing: which files already have an output beside them (from the
-  /// listing just read), and the compressed names that are not such an output, skipped.
+  /// Ends a folder's recording: which of its files already have an output beside them (from
+  /// the listing just read), and the compressed names that are not such an output, skipped.
   /// A restore's files (`-d`) learn the same of their restored names (`a.txt` beside
   /// `a.txt.gz`).
-  private mutating func finish(
-    _ listing: FolderListing, entries: [(name: RawPath, type: UInt8)]
-  ) {
+  private mutating func finish(_ scan: FolderScan, display: RawPath, firstFile: Int) {
     if options.wanted == .compressedByName {
-      let names = Set(entries.lazy.map(\.name))
-      for index in listing.firstFile..<result.files.files.count {
+      let names = Set(scan.names)
+      for index in firstFile..<result.files.files.count {
         let name = result.files.name(of: result.files.files[index])
         result.files.files[index].outputListedBeside =
           OutputPlan.decompressedName(of: name, suffix: options.suffix).map(names.contains)
@@ -473,21 +390,21 @@ struct Discovery {
       }
     }
     guard options.wanted == .uncompressed else {
-      for name in listing.compressedNames {
-        skip(listing.display.appending(name), .alreadyCompressed)
+      for name in scan.compressedNames {
+        skip(display.appending(name), .alreadyCompressed)
       }
       return
     }
     let suffix = options.suffix.bytes
-    let compressed = Set(entries.lazy.map(\.name).filter { $0.hasSuffix(suffix) })
+    let compressed = Set(scan.names.lazy.filter { $0.hasSuffix(suffix) })
     var outputs = Set<RawPath>()
-    for index in listing.firstFile..<result.files.files.count {
+    for index in firstFile..<result.files.files.count {
       let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
       result.files.files[index].outputListedBeside = compressed.contains(name)
       if result.files.files[index].outputListedBeside { outputs.insert(name) }
     }
-    for name in listing.compressedNames where !outputs.contains(name) {
-      skip(listing.display.appending(name), .alreadyCompressed)
+    for name in scan.compressedNames where !outputs.contains(name) {
+      skip(display.appending(name), .alreadyCompressed)
     }
   }
 
@@ -501,21 +418,6 @@ struct Discovery {
     return false
   }
 
-  /// Warns when the followed link `path` leads outside the argument being walked.
-  private mutating func reportIfOutside(link path: RawPath) {
-    guard let root = rootRealPath, let target = Discovery.realPath(path) else { return }
-    let inside =
-      target == root
-      || (target.starts(with: root) && target.dropFirst(root.count).first == UInt8(ascii: "/"))
-      || root == [UInt8(ascii: "/")]
-    if !inside {
-      warn(
-        path,
-        "is a symbolic link leading outside its argument (to '\(RawPath(bytes: target).displayString)'); followed"
-      )
-    }
-  }
-
   /// The canonical absolute path (`realpath(3)`), or nil.
   static func realPath(_ path: RawPath) -> [UInt8]? {
     path.withCString { cPath -> [UInt8]? in
@@ -524,31 +426,6 @@ struct Discovery {
       return Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved))).map {
         UInt8(bitPattern: $0)
       }
-    }
-  }
-
-  /// Opens a folder to list, or records why it cannot be.
-  private mutating func openFolder(_ path: RawPath, base: Int, display: RawPath) -> FileDescriptor?
-  {
-    do {
-      return try FileDescriptor.open(
-        path, in: bases.descriptor(base), flags: O_RDONLY | O_DIRECTORY,
-        symlinks: options.followSymlinks ? .always : .never)
-    } catch {
-      fail(display, "cannot open folder: \(error)")
-      return nil
-    }
-  }
-
-  /// Reads an open folder's entries, or records why it cannot.
-  private mutating func readEntries(
-    of folder: borrowing FileDescriptor, display: RawPath
-  ) -> [(name: RawPath, type: UInt8)]? {
-    do {
-      return try DirectoryReader.entries(of: folder.rawValue)
-    } catch {
-      fail(display, "cannot read folder: \(error)")
-      return nil
     }
   }
 
@@ -577,15 +454,6 @@ struct Discovery {
 
   private func isCompressedName(_ name: RawPath) -> Bool {
     OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
-  }
-
-  /// Why a file found in a folder is skipped by its name, or nil.
-  private func suffixSkip(_ name: RawPath) -> SkipReason? {
-    switch options.wanted {
-    case .uncompressed: isCompressedName(name) ? .alreadyCompressed : nil
-    case .compressedByName, .compressedOrNamed: isCompressedName(name) ? nil : .notCompressed
-    case .anything: nil
-    }
   }
 
   private mutating func skip(_ path: RawPath, _ reason: SkipReason) {

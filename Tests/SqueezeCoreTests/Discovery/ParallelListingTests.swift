@@ -1,0 +1,180 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import SqueezeCore
+@testable import TestSupport
+
+/// Folders read on several threads (``ParallelListing``) give exactly the list, skips,
+/// failures and warnings of the serial walk, and a folder reached twice (a bind mount) makes
+/// the walk serial again.
+@Suite(.serialized)
+struct ParallelListingTests {
+  /// A walk's result in a comparable shape: every list in its order.
+  struct Summary: Equatable, CustomStringConvertible {
+    var files: [String] = []
+    var directories: [String] = []
+    var skipped: [String] = []
+    var skipCounts: [String] = []
+    var failures: [String] = []
+    var warnings: [String] = []
+    var staleTemporariesRemoved = 0
+
+    init(_ result: DiscoveryResult) {
+      let list = result.files
+      files = list.files.map {
+        "\(list.displayPath(of: $0).displayString) \($0.size) \($0.outputListedBeside)"
+      }
+      directories = list.directories.indices.map {
+        let folder = list.directories[$0]
+        return "\(list.displayPath(ofDirectory: Int32($0)).displayString) parent \(folder.parent)"
+          + " acl \(folder.hasNoDefaultACL)"
+      }
+      skipped = result.skipped.map { "\($0.path.displayString) \($0.reason)" }
+      skipCounts = result.skipCounts.map { "\($0.key) \($0.value)" }.sorted()
+      failures = result.failures.map(\.description)
+      warnings = result.warnings.map(\.description)
+      staleTemporariesRemoved = result.staleTemporariesRemoved
+    }
+
+    var description: String {
+      [files, directories, skipped, skipCounts, failures, warnings].map {
+        $0.joined(separator: "\n")
+      }.joined(separator: "\n--\n")
+    }
+  }
+
+  /// Walks `path` with `threads` listing threads.
+  static func walk(
+    _ path: String, threads: Int, wanted: DiscoveryOptions.Wanted = .uncompressed,
+    excludes: [String] = []
+  ) throws -> Summary {
+    var options = DiscoveryOptions()
+    options.wanted = wanted
+    options.recordsSkippedPaths = true
+    options.listingThreads = threads
+    options.selection.excludes = try excludes.map { try #require(Glob($0)) }
+    return Summary(
+      Discovery.run(
+        arguments: [RawPath(path)], options: options, bases: BaseDirectories(),
+        namer: TemporaryNamer()))
+  }
+
+  /// A tree with folders of very different sizes and every kind of entry discovery decides
+  /// on: files and their outputs, lone compressed names, a live and a stale temporary, a
+  /// link, a named pipe, an excluded folder, a deep chain and a wide fan of folders.
+  static func makeTree(in folder: TemporaryFolder) throws {
+    for name in ["a.txt", "a.txt.gz", "b.txt", "lone.gz", "B", "é"] {
+      try folder.write("in/\(name)", Array(name.utf8))
+    }
+    symlink("a.txt", folder.url("in/link"))
+    mkfifo(folder.url("in/pipe"), 0o644)
+    // A stale temporary: another host's, untouched for two days.
+    let stale = try folder.write("in/deep/.squeeze-1-2-3-4-5-6.tmp", [0])
+    var old = [
+      timespec(tv_sec: time(nil) - 2 * 86_400, tv_nsec: 0),
+      timespec(tv_sec: time(nil) - 2 * 86_400, tv_nsec: 0),
+    ]
+    _ = utimensat(AT_FDCWD, stale, &old, 0)
+    var chain = "in/deep"
+    for level in 0..<30 {
+      chain += "/\(level)"
+      try folder.write("\(chain)/f\(level)", [UInt8(level)])
+    }
+    for index in 0..<60 {
+      let fan = "in/fan/\(String(format: "%02d", (index * 37) % 60))"
+      try folder.makeFolder(fan)
+      for file in 0..<(index % 7) { try folder.write("\(fan)/x\(file).c", [UInt8(file)]) }
+      if index % 10 == 0 { try folder.write("\(fan)/sub/y.gz", [1]) }
+    }
+    try folder.write("in/skipme/hidden", [1])
+    try folder.write("in/fan/05/skipme/hidden", [1])
+  }
+
+  @Test func readingOnTwoThreadsListsExactlyWhatOneThreadLists() throws {
+    for wanted in [DiscoveryOptions.Wanted.uncompressed, .compressedByName] {
+      let one = TemporaryFolder("listing-one")
+      let two = TemporaryFolder("listing-two")
+      try Self.makeTree(in: one)
+      try Self.makeTree(in: two)
+      var serial = try Self.walk(one.url("in"), threads: 1, wanted: wanted, excludes: ["skipme"])
+      var parallel = try Self.walk(
+        two.url("in"), threads: 2, wanted: wanted, excludes: ["skipme"])
+      // The trees differ only in the folder they were made in.
+      serial = Self.relabel(serial, from: one.path)
+      parallel = Self.relabel(parallel, from: two.path)
+      #expect(serial == parallel)
+      #expect(serial.directories.count > 90)
+      // A restore lists only compressed names: it never meets the temporary.
+      #expect(serial.staleTemporariesRemoved == (wanted == .uncompressed ? 1 : 0))
+      #expect(!serial.skipped.isEmpty && !serial.files.isEmpty)
+    }
+  }
+
+  @Test func manyThreadsOnATreeOfOneFolderListItToo() throws {
+    let folder = TemporaryFolder("listing-flat")
+    for index in 0..<50 { try folder.write("in/\(index)", [UInt8(index)]) }
+    let serial = try Self.walk(folder.url("in"), threads: 1)
+    let parallel = try Self.walk(folder.url("in"), threads: 8)
+    #expect(serial == parallel)
+    #expect(parallel.files.count == 50)
+  }
+
+  @Test(.enabled(if: getuid() == 0, "bind mounts need root"))
+  func aFolderReachedTwiceThroughABindMountIsListedOnceAsSerially() throws {
+    let folder = TemporaryFolder("listing-bind")
+    try folder.write("in/a/f", [1])
+    try folder.write("in/a/b/g", [2])
+    try folder.makeFolder("in/m")
+    try Self.mount(folder.url("in/a"), on: folder.url("in/m"))
+    defer { Self.unmount(folder.url("in/m")) }
+    let serial = try Self.walk(folder.url("in"), threads: 1)
+    let parallel = try Self.walk(folder.url("in"), threads: 2)
+    #expect(serial == parallel)
+    let top = folder.url("in")
+    #expect(serial.skipped == ["\(top)/m alreadyListed"])
+    #expect(serial.files.map(Self.path) == ["\(top)/a/f", "\(top)/a/b/g"])
+  }
+
+  @Test(.enabled(if: getuid() == 0, "bind mounts need root"))
+  func aBindMountOfAnAncestorIsALoopAsSerially() throws {
+    let folder = TemporaryFolder("listing-loop")
+    try folder.write("in/a/f", [1])
+    try folder.makeFolder("in/a/b/loop")
+    try Self.mount(folder.url("in"), on: folder.url("in/a/b/loop"))
+    defer { Self.unmount(folder.url("in/a/b/loop")) }
+    let serial = try Self.walk(folder.url("in"), threads: 1)
+    let parallel = try Self.walk(folder.url("in"), threads: 2)
+    #expect(serial == parallel)
+    #expect(serial.skipped == ["\(folder.url("in"))/a/b/loop symlinkLoop"])
+    #expect(serial.files.map(Self.path) == ["\(folder.url("in"))/a/f"])
+  }
+
+  /// The path of a summary's file line.
+  static func path(_ line: String) -> String {
+    String(line.split(separator: " ")[0])
+  }
+
+  /// The summary with `prefix` replaced by a fixed word.
+  static func relabel(_ summary: Summary, from prefix: String) -> Summary {
+    func relabel(_ lines: [String]) -> [String] {
+      lines.map { $0.replacingOccurrences(of: prefix, with: "ROOT") }
+    }
+    var copy = summary
+    copy.files = relabel(summary.files)
+    copy.directories = relabel(summary.directories)
+    copy.skipped = relabel(summary.skipped)
+    copy.failures = relabel(summary.failures)
+    copy.warnings = relabel(summary.warnings)
+    return copy
+  }
+
+  static func mount(_ source: String, on target: String) throws {
+    let run = try Shell.run("/bin/mount", ["--bind", source, target])
+    try #require(run.status == 0, "mount --bind: \(run.stderrText)")
+  }
+
+  static func unmount(_ target: String) {
+    _ = try? Shell.run("/bin/umount", [target])
+  }
+}
