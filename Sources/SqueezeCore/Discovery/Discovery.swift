@@ -257,40 +257,28 @@ struct Discovery {
       rootRealPath: options.followSymlinks ? Discovery.realPath(argument) : nil)
     var visited: Set<FileIdentity> = [identity]
     if options.listingThreads > 1 && !options.followSymlinks {
-      let display = result.files.displayPath(ofDirectory: top)
-      switch ParallelListing.read(
-        display: display, identity: identity, context: context, threads: options.listingThreads)
-      {
-      case .listed(let tree):
-        record(tree, top: top, visited: &visited)
-        return
-      case .folderReachedTwice(let staleTemporariesRemoved):
-        // A bind mount: the serial walk below decides which way to the folder is listed
-        // and which is skipped, as without threads. What the threads read is forgotten;
-        // the stale temporaries they removed are gone, and counted.
-        result.staleTemporariesRemoved += staleTemporariesRemoved
+      let before = result
+      let outcome = ParallelListing.read(
+        display: result.files.displayPath(ofDirectory: top), identity: identity,
+        context: context, threads: options.listingThreads, top: top
+      ) { scan, directory in
+        record(
+          scan, directory: directory, display: result.files.displayPath(ofDirectory: directory),
+          visited: &visited
+        ).map { ($0.entry, $0.record) }
       }
+      guard case .folderReachedTwice(let staleTemporariesRemoved) = outcome else { return }
+      // A bind mount: what was recorded is undone, and the serial walk below decides which
+      // way to the folder is listed and which is skipped, as without threads. The stale
+      // temporaries the threads removed are gone, and counted.
+      result = before
+      result.staleTemporariesRemoved += staleTemporariesRemoved
+      visited = [identity]
     }
     var pending: [Int32] = [top]
     while let directory = pending.popLast() {
       let children = walk(directory: directory, context: context, visited: &visited)
       pending.append(contentsOf: children.reversed())
-    }
-  }
-
-  /// Records the folders of an argument read at once by ``ParallelListing``, in the order a
-  /// serial walk lists them: each folder's entries, then its subfolders one after another,
-  /// each with everything below it.
-  private mutating func record(
-    _ listing: ParallelListing.Tree, top: Int32, visited: inout Set<FileIdentity>
-  ) {
-    var pending: [(node: Int, directory: Int32)] = [(0, top)]
-    while let (node, directory) = pending.popLast() {
-      let display = result.files.displayPath(ofDirectory: directory)
-      let subfolders = record(
-        listing.nodes[node].scan, directory: directory, display: display, visited: &visited)
-      let children = listing.nodes[node].children
-      pending.append(contentsOf: subfolders.reversed().map { (children[$0.entry], $0.record) })
     }
   }
 

@@ -2,41 +2,30 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Reads the folders of one argument on several threads at once, for ``Discovery`` to record
-/// in walk order afterwards.
+/// Reads the folders of one argument on several threads at once, and hands each folder's scan
+/// to ``Discovery`` on the calling thread in walk order, as soon as its turn comes.
 ///
 /// Listing is a file system call or two per entry (`getdents64`, then `fstatat`), done before
 /// any file is worked on: on one thread it was about a tenth of a run over 20,000 small files
 /// (issue 10). Here each folder read (``FolderScan``) is a piece of work of its own: the
 /// threads take folders from a shared stack, and each folder read adds its subfolders to it,
-/// so a tree is spread over the threads however unevenly its files lie. Nothing of the run's
-/// list is touched until every folder is read; ``Discovery`` then records the scans in the
-/// order a serial walk would, so the list, the skips, the failures and the warnings come out
-/// the same as with one thread.
+/// so a tree is spread over the threads however unevenly its files lie. The stack gives out
+/// folders in walk order (a folder's first subfolder first), and the calling thread records
+/// each scan once every folder before it in walk order is recorded, then forgets it: only the
+/// scans read ahead of their turn are held, not the whole tree. The list, the skips, the
+/// failures and the warnings come out exactly as with one thread.
 ///
 /// Links are not followed here (``DiscoveryOptions/listingThreads``). Without links a folder
 /// is reached twice only through a bind mount, and which way to it is listed depends on the
 /// walk's order: the first folder reached a second time stops the threads, and the caller
-/// walks the argument serially instead.
+/// undoes what it recorded and walks the argument serially instead.
 final class ParallelListing: Sendable {
-  /// The argument's folders as read: node 0 is the argument's own folder.
-  struct Tree: Sendable {
-    /// One folder read.
-    struct Node: Sendable {
-      /// What reading it found.
-      var scan: FolderScan
-      /// The node of each of its subfolder entries, in the scan's order.
-      var children: [Int]
-    }
-    var nodes: [Node]
-  }
-
   /// How reading an argument ended.
-  enum Outcome: Sendable {
-    /// Every folder was read once.
-    case listed(Tree)
-    /// A folder was reached a second time: nothing read is used. The count is the stale
-    /// temporaries the folder reads removed meanwhile.
+  enum Outcome: Sendable, Equatable {
+    /// Every folder was read once and recorded.
+    case listed
+    /// A folder was reached a second time: the reading stopped, and what was recorded must
+    /// be undone. The count is the stale temporaries the folder reads removed meanwhile.
     case folderReachedTwice(staleTemporariesRemoved: Int)
   }
 
@@ -47,59 +36,74 @@ final class ParallelListing: Sendable {
     var display: RawPath
   }
 
+  /// One folder's place in the walk.
+  private enum Slot {
+    /// Not read yet.
+    case unread
+    /// Read, waiting for its turn to be recorded: its scan, and the node of each of its
+    /// subfolder entries in the scan's order.
+    case read(FolderScan, children: [Int])
+    /// Recorded, and forgotten.
+    case recorded
+  }
+
   private struct State {
     var pending: [Pending] = []
-    var nodes: [Tree.Node?] = []
+    var slots: [Slot] = []
     /// Folders already met, by identity.
     var seen: Set<FileIdentity> = []
     /// Threads reading a folder now.
     var reading = 0
-    /// Threads waiting for a folder to read.
+    /// Helper threads waiting for a folder to read.
     var waiting = 0
+    /// The calling thread waits for a folder to be read.
+    var callerWaits = false
     var folderReachedTwice = false
     var staleTemporariesRemoved = 0
-    /// No folder is left and none is being read: every thread stops.
+    /// The walk is over: every helper stops.
     var done = false
   }
 
   private let state: Mutex<State>
   private let context: FolderScan.Context
-  /// Wakes a waiting thread: when folders were added, or when the work is done.
+  /// Wakes a waiting helper: when folders were added, or when the walk is over.
   private let wakeup = DispatchSemaphore(value: 0)
+  /// Wakes the calling thread: when a folder was read.
+  private let callerWakeup = DispatchSemaphore(value: 0)
 
   private init(display: RawPath, identity: FileIdentity, context: FolderScan.Context) {
     self.context = context
     var initial = State()
     initial.pending = [Pending(node: 0, relative: "", display: display)]
-    initial.nodes = [nil]
+    initial.slots = [.unread]
     initial.seen = [identity]
     state = Mutex(initial)
   }
 
   /// Reads the argument's folder, shown as `display`, and every folder below it, on
-  /// `threads` threads: the calling one and `threads - 1` started for the walk, which end
-  /// with it.
+  /// `threads` threads (the calling one and `threads - 1` started for the walk, which end
+  /// with it), and calls `record` on the calling thread for each folder in walk order.
   ///
-  /// - Parameter identity: the argument's folder (reaching it again is reaching it twice).
-  static func read(
-    display: RawPath, identity: FileIdentity, context: FolderScan.Context, threads: Int
+  /// - Parameters:
+  ///   - identity: the argument's folder (reaching it again is reaching it twice).
+  ///   - top: what `record` is given with the argument's own folder.
+  ///   - record: records a folder's scan, given with the value its parent's recording
+  ///     returned for it (`top` for the argument's folder); returns the subfolders to walk,
+  ///     each as its position among the scan's subfolder entries and the value to record it
+  ///     with.
+  static func read<Place>(
+    display: RawPath, identity: FileIdentity, context: FolderScan.Context, threads: Int,
+    top: Place, record: (FolderScan, Place) -> [(entry: Int, place: Place)]
   ) -> Outcome {
     let listing = ParallelListing(display: display, identity: identity, context: context)
     for _ in 1..<max(1, threads) {
       let thread = Thread {
         ThreadName.set("squeeze-list")
-        listing.work()
+        listing.help()
       }
       thread.start()
     }
-    listing.work()
-    // `work` returns on this thread only once no folder is pending and none is being read.
-    return listing.state.withLock { state in
-      if state.folderReachedTwice {
-        return .folderReachedTwice(staleTemporariesRemoved: state.staleTemporariesRemoved)
-      }
-      return .listed(Tree(nodes: state.nodes.map { $0! }))
-    }
+    return listing.lead(top: top, record: record)
   }
 
   /// What a thread does next.
@@ -109,8 +113,69 @@ final class ParallelListing: Sendable {
     case stop
   }
 
-  /// Reads folders until none is left.
-  private func work() {
+  /// The calling thread: records the folders whose turn has come, reads folders while none
+  /// has, and waits when every folder left is being read by a helper.
+  private func lead<Place>(
+    top: Place, record: (FolderScan, Place) -> [(entry: Int, place: Place)]
+  ) -> Outcome {
+    // Folders to record, in walk order from the end: a stack, as the serial walk's.
+    var turns: [(node: Int, place: Place)] = [(0, top)]
+    while let (node, place) = turns.last {
+      let ready = state.withLock { state -> (FolderScan, [Int])? in
+        guard !state.folderReachedTwice, case .read(let scan, let children) = state.slots[node]
+        else { return nil }
+        state.slots[node] = .recorded
+        return (scan, children)
+      }
+      if let (scan, children) = ready {
+        turns.removeLast()
+        let subfolders = record(scan, place)
+        turns.append(contentsOf: subfolders.reversed().map { (children[$0.entry], $0.place) })
+        continue
+      }
+      let step = state.withLock { state -> Step in
+        if state.folderReachedTwice { return .stop }
+        if let pending = state.pending.popLast() {
+          state.reading += 1
+          return .read(pending)
+        }
+        state.callerWaits = true
+        return .wait
+      }
+      switch step {
+      case .read(let folder): read(folder)
+      case .wait: callerWakeup.wait()
+      case .stop: return stop()
+      }
+    }
+    return stop()
+  }
+
+  /// Ends the walk: stops the helpers, and when a folder was reached twice waits until no
+  /// folder is being read, so the stale temporaries removed are all counted.
+  private func stop() -> Outcome {
+    let helpers = state.withLock { state -> Int in
+      state.done = true
+      defer { state.waiting = 0 }
+      return state.waiting
+    }
+    for _ in 0..<helpers { wakeup.signal() }
+    while true {
+      let outcome = state.withLock { state -> Outcome? in
+        guard state.folderReachedTwice else { return .listed }
+        guard state.reading == 0 else {
+          state.callerWaits = true
+          return nil
+        }
+        return .folderReachedTwice(staleTemporariesRemoved: state.staleTemporariesRemoved)
+      }
+      if let outcome { return outcome }
+      callerWakeup.wait()
+    }
+  }
+
+  /// A helper thread: reads folders until the walk is over.
+  private func help() {
     while true {
       let step = state.withLock { state -> Step in
         if state.done { return .stop }
@@ -121,44 +186,48 @@ final class ParallelListing: Sendable {
         state.waiting += 1
         return .wait
       }
-      let folder: Pending
       switch step {
+      case .read(let folder): read(folder)
+      case .wait: wakeup.wait()
       case .stop: return
-      case .wait:
-        wakeup.wait()
-        continue
-      case .read(let pending): folder = pending
       }
-      let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
-      let wakes = state.withLock { state -> Int in
-        state.reading -= 1
-        state.staleTemporariesRemoved += scan.staleTemporariesRemoved
-        var children: [Int] = []
-        for entry in scan.entries where !state.folderReachedTwice {
-          guard case .subfolder(let name, let status) = entry else { continue }
-          guard state.seen.insert(FileIdentity(status)).inserted else {
-            state.folderReachedTwice = true
-            break
-          }
-          children.append(state.nodes.count)
-          state.nodes.append(nil)
-          state.pending.append(
-            Pending(
-              node: children.last!, relative: folder.relative.appending(name),
-              display: folder.display.appending(name)))
-        }
-        if state.folderReachedTwice { state.pending.removeAll() }
-        state.nodes[folder.node] = Tree.Node(scan: scan, children: children)
-        if state.pending.isEmpty && state.reading == 0 {
-          state.done = true
-          defer { state.waiting = 0 }
-          return state.waiting
-        }
-        let wakes = min(state.waiting, state.pending.count)
-        state.waiting -= wakes
-        return wakes
-      }
-      for _ in 0..<wakes { wakeup.signal() }
     }
+  }
+
+  /// Reads one folder and files its scan; its subfolders become folders to read, the first
+  /// one on top of the stack.
+  private func read(_ folder: Pending) {
+    let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
+    let (helpers, caller) = state.withLock { state -> (Int, Bool) in
+      state.reading -= 1
+      state.staleTemporariesRemoved += scan.staleTemporariesRemoved
+      var children: [Int] = []
+      var subfolders: [Pending] = []
+      for entry in scan.entries where !state.folderReachedTwice {
+        guard case .subfolder(let name, let status) = entry else { continue }
+        guard state.seen.insert(FileIdentity(status)).inserted else {
+          state.folderReachedTwice = true
+          break
+        }
+        children.append(state.slots.count)
+        state.slots.append(.unread)
+        subfolders.append(
+          Pending(
+            node: children.last!, relative: folder.relative.appending(name),
+            display: folder.display.appending(name)))
+      }
+      if state.folderReachedTwice {
+        state.pending.removeAll()
+      } else {
+        state.pending.append(contentsOf: subfolders.reversed())
+        state.slots[folder.node] = .read(scan, children: children)
+      }
+      let helpers = min(state.waiting, state.pending.count)
+      state.waiting -= helpers
+      defer { state.callerWaits = false }
+      return (helpers, state.callerWaits)
+    }
+    for _ in 0..<helpers { wakeup.signal() }
+    if caller { callerWakeup.signal() }
   }
 }
