@@ -198,9 +198,7 @@ actor ParallelCompressor {
   @concurrent
   nonisolated func compressAll() async -> RunResults {
     let order = startOrder()
-    for index in configuration.upToDate {
-      outcomes.post(OutcomeChannel.Entry(file: index, outcome: .alreadyCurrent))
-    }
+    await recordAlreadyCurrent()
     async let recorded: Void = recordOutcomes()
     if configuration.isolation == .detached {
       await runDetached(order)
@@ -212,6 +210,13 @@ actor ParallelCompressor {
     outcomes.finish()
     await recorded
     return await finish()
+  }
+
+  /// Records the files the plan found current (``FileOutcome/alreadyCurrent``) in one
+  /// entry into the actor, before any file starts. Posting each through the outcome channel
+  /// queued them all at once: 52 MB of outcomes for a re-run over 100,000 current files.
+  private func recordAlreadyCurrent() {
+    for index in configuration.upToDate { record(.alreadyCurrent, file: index) }
   }
 
   /// Records outcomes as they arrive, a batch per entry into the actor.
