@@ -90,9 +90,9 @@ struct DiscoveryResult: Sendable {
 /// subfolders are walked (``FolderScan``): only one folder is open at a time on each
 /// listing thread however deep the tree, so a 1,000-level tree works under a small
 /// `ulimit -n`. With ``DiscoveryOptions/listingThreads`` above 1 an argument's folders are
-/// read on that many threads at once (``ParallelListing``) and recorded in the same order. With `--follow-symlinks` every folder and file is
-/// taken once (by device and inode), so link loops end, and links that lead outside their
-/// argument are reported.
+/// read on that many threads at once (``ParallelListing``) and recorded in the same order.
+/// With `--follow-symlinks` every folder and file is taken once (by device and inode), so
+/// link loops end, and links that lead outside their argument are reported.
 struct Discovery {
   let options: DiscoveryOptions
   let bases: BaseDirectories
