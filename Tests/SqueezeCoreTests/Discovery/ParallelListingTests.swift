@@ -128,11 +128,8 @@ struct ParallelListingTests {
     // Folders before the second way in, so the threads have recorded some when they meet it.
     for index in 0..<40 { try folder.write("in/a/c\(index)/h", [3]) }
     try folder.makeFolder("in/z/m")
-    try Self.mount(folder.url("in/a"), on: folder.url("in/z/m"))
-    defer { Self.unmount(folder.url("in/z/m")) }
-    let serial = try Self.walk(folder.url("in"), threads: 1)
-    let parallel = try Self.walk(folder.url("in"), threads: 2)
-    #expect(serial == parallel)
+    let serial = try Self.walkBothWays(
+      folder.url("in"), mounting: folder.url("in/a"), on: folder.url("in/z/m"))
     let top = folder.url("in")
     #expect(serial.skipped == ["\(top)/z/m alreadyListed"])
     #expect(serial.files.count == 42)
@@ -144,13 +141,22 @@ struct ParallelListingTests {
     let folder = TemporaryFolder("listing-loop")
     try folder.write("in/a/f", [1])
     try folder.makeFolder("in/a/b/loop")
-    try Self.mount(folder.url("in"), on: folder.url("in/a/b/loop"))
-    defer { Self.unmount(folder.url("in/a/b/loop")) }
-    let serial = try Self.walk(folder.url("in"), threads: 1)
-    let parallel = try Self.walk(folder.url("in"), threads: 2)
-    #expect(serial == parallel)
+    let serial = try Self.walkBothWays(
+      folder.url("in"), mounting: folder.url("in"), on: folder.url("in/a/b/loop"))
     #expect(serial.skipped == ["\(folder.url("in"))/a/b/loop symlinkLoop"])
     #expect(serial.files.map(Self.path) == ["\(folder.url("in"))/a/f"])
+  }
+
+  /// Bind-mounts `source` on `target`, walks `path` on one thread and on two, expects the
+  /// same, and returns the serial walk's summary.
+  static func walkBothWays(
+    _ path: String, mounting source: String, on target: String
+  ) throws -> Summary {
+    try mount(source, on: target)
+    defer { unmount(target) }
+    let serial = try walk(path, threads: 1)
+    #expect(try walk(path, threads: 2) == serial)
+    return serial
   }
 
   /// The path of a summary's file line.
