@@ -186,9 +186,21 @@ struct DryRun {
     return steps
   }
 
-  /// The plan's text: a line per step (what `--dry-run` prints on stdout).
-  static func text(_ steps: [Step]) -> String {
-    steps.map { $0.line + "\n" }.joined()
+  /// Writes the plan's text, a line per step (what `--dry-run` prints on stdout), in pieces
+  /// of about 64 KiB: a plan of 100,000 files held its whole text, 30 MB, at once.
+  ///
+  /// - Returns: false when a write failed (said on stderr, once).
+  static func write(_ steps: [Step], to output: TextOutput) -> Bool {
+    var text = ""
+    for step in steps {
+      text += step.line
+      text += "\n"
+      if text.utf8.count >= 64 << 10 {
+        guard output.writeReporting(text, what: "the --dry-run plan") else { return false }
+        text.removeAll(keepingCapacity: true)
+      }
+    }
+    return text.isEmpty || output.writeReporting(text, what: "the --dry-run plan")
   }
 
   /// The summary line (stderr): `squeeze: dry run: 2 would be compressed, …; nothing was

@@ -261,8 +261,7 @@ struct RunCommand {
           cpuSeconds: MonotonicClock.processCPUSeconds() - setup.startCPU, hangs: HangReport(),
           dryRun: true, plan: steps))
     } else {
-      written = TextOutput.standardOutput.writeReporting(
-        DryRun.text(steps), what: "the --dry-run plan")
+      written = DryRun.write(steps, to: TextOutput.standardOutput)
     }
     if options.verbosity > .quiet {
       setup.stderr.write(
