@@ -62,6 +62,13 @@ final class ParallelListing: Sendable {
     var staleTemporariesRemoved = 0
     /// The walk is over: every helper stops.
     var done = false
+
+    /// The next folder to read, counted as being read; nil when none is waiting.
+    mutating func takeFolder() -> Pending? {
+      guard let pending = pending.popLast() else { return nil }
+      reading += 1
+      return pending
+    }
   }
 
   private let state: Mutex<State>
@@ -135,10 +142,7 @@ final class ParallelListing: Sendable {
       }
       let step = state.withLock { state -> Step in
         if state.folderReachedTwice { return .stop }
-        if let pending = state.pending.popLast() {
-          state.reading += 1
-          return .read(pending)
-        }
+        if let pending = state.takeFolder() { return .read(pending) }
         state.callerWaits = true
         return .wait
       }
@@ -179,10 +183,7 @@ final class ParallelListing: Sendable {
     while true {
       let step = state.withLock { state -> Step in
         if state.done { return .stop }
-        if let pending = state.pending.popLast() {
-          state.reading += 1
-          return .read(pending)
-        }
+        if let pending = state.takeFolder() { return .read(pending) }
         state.waiting += 1
         return .wait
       }
