@@ -120,6 +120,15 @@ final class ParallelListing: Sendable {
     case stop
   }
 
+  /// What the calling thread does next.
+  private enum LeadStep {
+    /// Records the folder whose turn it is: its scan and its subfolders' nodes.
+    case record(FolderScan, children: [Int])
+    case read(Pending)
+    case wait
+    case stop
+  }
+
   /// The calling thread: records the folders whose turn has come, reads folders while none
   /// has, and waits when every folder left is being read by a helper.
   private func lead<Place>(
@@ -128,25 +137,24 @@ final class ParallelListing: Sendable {
     // Folders to record, in walk order from the end: a stack, as the serial walk's.
     var turns: [(node: Int, place: Place)] = [(0, top)]
     while let (node, place) = turns.last {
-      let ready = state.withLock { state -> (FolderScan, [Int])? in
-        guard !state.folderReachedTwice, case .read(let scan, let children) = state.slots[node]
-        else { return nil }
-        state.slots[node] = .recorded
-        return (scan, children)
-      }
-      if let (scan, children) = ready {
-        turns.removeLast()
-        let subfolders = record(scan, place)
-        turns.append(contentsOf: subfolders.reversed().map { (children[$0.entry], $0.place) })
-        continue
-      }
-      let step = state.withLock { state -> Step in
+      // One look decides: the folder whose turn it is is read, or another is taken, or the
+      // caller waits. Looking at the turn apart from deciding to wait lost the wake-up of a
+      // helper that finished the folder in between, and the walk hung.
+      let step = state.withLock { state -> LeadStep in
         if state.folderReachedTwice { return .stop }
+        if case .read(let scan, let children) = state.slots[node] {
+          state.slots[node] = .recorded
+          return .record(scan, children: children)
+        }
         if let pending = state.takeFolder() { return .read(pending) }
         state.callerWaits = true
         return .wait
       }
       switch step {
+      case .record(let scan, let children):
+        turns.removeLast()
+        let subfolders = record(scan, place)
+        turns.append(contentsOf: subfolders.reversed().map { (children[$0.entry], $0.place) })
       case .read(let folder): read(folder)
       case .wait: callerWakeup.wait()
       case .stop: return stop()

@@ -120,6 +120,22 @@ struct ParallelListingTests {
     #expect(parallel.files.count == 50)
   }
 
+  /// The calling thread records each folder when its turn comes and waits when the folder
+  /// is still being read: a helper that finishes between the caller's look and its wait
+  /// must still wake it. Folders without subfolders leave nothing else to read, so a missed
+  /// wake-up there would hang the walk; thousands of walks of many such folders meet that
+  /// moment (the listing hung on it in a run of the suite: it looked at the turn and decided
+  /// to wait under two locks).
+  @Test(.timeLimit(.minutes(1)))
+  func manyWalksOfManyLeafFoldersAllEnd() throws {
+    let folder = TemporaryFolder("listing-leaves")
+    for index in 0..<40 { try folder.write("in/\(index)/f", [UInt8(index)]) }
+    let serial = try Self.walk(folder.url("in"), threads: 1)
+    for _ in 0..<5000 {
+      #expect(try Self.walk(folder.url("in"), threads: 2) == serial)
+    }
+  }
+
   @Test(.enabled(if: getuid() == 0, "bind mounts need root"))
   func aFolderReachedTwiceThroughABindMountIsListedOnceAsSerially() throws {
     let folder = TemporaryFolder("listing-bind")
