@@ -1,0 +1,161 @@
+// The floor: the least work a safe folder compressor must do per file, with nothing else,
+// so scripts/bench-floor can show how close squeeze comes to it on the same data.
+//
+//   floor FOLDER THREADS < LIST      (LIST: paths below FOLDER, one a line, as `find -printf %P`)
+//
+// Per file, on THREADS threads that take files in turn from one counter: openat2 the
+// source (no symbolic links), fstat, read it whole, compress it into one gzip member
+// (RFC 1952: FNAME, MTIME, CRC-32, ISIZE) with libdeflate, level 6 or, for files of at
+// most 4 KiB, level 8 (squeeze's rule for small inputs, so the outputs are alike), create
+// a temporary beside it (O_CREAT|O_EXCL), write, futimens, close, and rename it into place
+// with renameat2(RENAME_NOREPLACE): squeeze's guarantee that no partial output ever sits
+// under a final name. What it leaves out is what makes it a floor: no folder walk (the
+// list comes on standard input, untimed by the caller's choice), no sync, no progress,
+// no re-run checks, no task bookkeeping, no error recovery beyond stopping.
+//
+// Not part of squeeze: a measuring aid, built by scripts/bench-floor against Debian's
+// static libdeflate (libdeflate-dev), as squeeze links it.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char **paths;
+static size_t path_count;
+static int folder;
+static atomic_size_t next_file;
+
+static void fail(const char *what, const char *path) {
+  fprintf(stderr, "floor: %s: %s: %s\n", path, what, strerror(errno));
+  exit(1);
+}
+
+static int open_beneath(const char *path, uint64_t flags, uint64_t mode) {
+  struct open_how how = {.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_NO_SYMLINKS};
+  return (int)syscall(SYS_openat2, folder, path, &how, sizeof how);
+}
+
+static void put_le32(unsigned char *at, uint32_t value) {
+  for (int i = 0; i < 4; i++) at[i] = (unsigned char)(value >> (8 * i));
+}
+
+static void write_all(int fd, const unsigned char *bytes, size_t count, const char *path) {
+  while (count > 0) {
+    ssize_t written = write(fd, bytes, count);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) fail("cannot write", path);
+    bytes += written;
+    count -= (size_t)written;
+  }
+}
+
+static void *work(void *unused) {
+  (void)unused;
+  struct libdeflate_compressor *normal = libdeflate_alloc_compressor(6);
+  struct libdeflate_compressor *small = libdeflate_alloc_compressor(8);
+  if (!normal || !small) fail("cannot allocate compressors", "libdeflate");
+  size_t capacity = 0;
+  unsigned char *input = NULL, *output = NULL;
+  size_t output_capacity = 0;
+  char temporary[4096], final[4096];
+  for (;;) {
+    size_t index = atomic_fetch_add_explicit(&next_file, 1, memory_order_relaxed);
+    if (index >= path_count) break;
+    const char *path = paths[index];
+    int source = open_beneath(path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+    if (source < 0) fail("cannot open", path);
+    struct stat status;
+    if (fstat(source, &status) != 0) fail("cannot stat", path);
+    size_t size = (size_t)status.st_size;
+    if (size + 1 > capacity) {
+      capacity = size + 1;
+      input = realloc(input, capacity);
+      if (!input) fail("out of memory", path);
+    }
+    size_t have = 0;
+    for (;;) {
+      ssize_t got = read(source, input + have, capacity - have);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail("cannot read", path);
+      if (got == 0) break;
+      have += (size_t)got;
+      if (have == capacity) break;  // grew meanwhile: the floor takes what fstat saw
+    }
+    close(source);
+
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int folder_length = slash ? (int)(slash - path) + 1 : 0;
+    struct libdeflate_compressor *compressor = have <= 4096 ? small : normal;
+    size_t header = 10 + strlen(name) + 1;
+    size_t needed = header + libdeflate_deflate_compress_bound(compressor, have) + 8;
+    if (needed > output_capacity) {
+      output_capacity = needed;
+      output = realloc(output, output_capacity);
+      if (!output) fail("out of memory", path);
+    }
+    // RFC 1952 section 2.3: ID1 ID2 CM FLG (FNAME), MTIME, XFL, OS (3: Unix), the name.
+    unsigned char *at = output;
+    at[0] = 0x1f, at[1] = 0x8b, at[2] = 8, at[3] = 8;
+    put_le32(at + 4, (uint32_t)status.st_mtim.tv_sec);
+    at[8] = 0, at[9] = 3;
+    memcpy(at + 10, name, strlen(name) + 1);
+    size_t deflated = libdeflate_deflate_compress(
+        compressor, input, have, output + header, output_capacity - header - 8);
+    if (deflated == 0) fail("compressed data did not fit", path);
+    put_le32(output + header + deflated, libdeflate_crc32(0, input, have));
+    put_le32(output + header + deflated + 4, (uint32_t)have);
+
+    snprintf(temporary, sizeof temporary, "%.*s.floor-%zu.tmp", folder_length, path, index);
+    snprintf(final, sizeof final, "%s.gz", path);
+    int target = open_beneath(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0644);
+    if (target < 0) fail("cannot create", temporary);
+    write_all(target, output, header + deflated + 8, temporary);
+    struct timespec times[2] = {status.st_atim, status.st_mtim};
+    futimens(target, times);
+    if (close(target) != 0) fail("cannot close", temporary);
+    if (syscall(SYS_renameat2, folder, temporary, folder, final, RENAME_NOREPLACE) != 0)
+      fail("cannot rename into place", final);
+  }
+  free(input);
+  free(output);
+  libdeflate_free_compressor(normal);
+  libdeflate_free_compressor(small);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3 || atoi(argv[2]) < 1) {
+    fprintf(stderr, "usage: floor FOLDER THREADS < LIST\n");
+    return 64;
+  }
+  folder = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder < 0) fail("cannot open folder", argv[1]);
+  size_t capacity = 1024;
+  paths = malloc(capacity * sizeof *paths);
+  char *line = NULL;
+  size_t line_capacity = 0;
+  ssize_t length;
+  while ((length = getline(&line, &line_capacity, stdin)) > 0) {
+    if (line[length - 1] == '\n') line[--length] = 0;
+    if (length == 0) continue;
+    if (path_count == capacity) paths = realloc(paths, (capacity *= 2) * sizeof *paths);
+    if (!paths || !(paths[path_count++] = strdup(line))) fail("out of memory", "the list");
+  }
+  free(line);
+  int count = atoi(argv[2]);
+  pthread_t threads[count];
+  for (int i = 0; i < count; i++) pthread_create(&threads[i], NULL, work, NULL);
+  for (int i = 0; i < count; i++) pthread_join(threads[i], NULL);
+  return 0;
+}
