@@ -7,11 +7,17 @@
 // source (no symbolic links), fstat, read it whole, compress it into one gzip member
 // (RFC 1952: FNAME, MTIME, CRC-32, ISIZE) with libdeflate, level 6 or, for files of at
 // most 4 KiB, level 8 (squeeze's rule for small inputs, so the outputs are alike), create
-// a temporary beside it (O_CREAT|O_EXCL), write, futimens, close, and rename it into place
-// with renameat2(RENAME_NOREPLACE): squeeze's guarantee that no partial output ever sits
-// under a final name. What it leaves out is what makes it a floor: no folder walk (the
-// list comes on standard input, untimed by the caller's choice), no sync, no progress,
-// no re-run checks, no task bookkeeping, no error recovery beyond stopping.
+// a temporary beside it (O_CREAT|O_EXCL, with the source's permission bits), write,
+// futimens, close, and rename it into place with renameat2(RENAME_NOREPLACE): squeeze's
+// guarantee that no partial output ever sits under a final name. What it leaves out is
+// what makes it a floor: no folder walk (the list comes on standard input, untimed by the
+// caller's choice), no sync, no progress, no re-run checks, no task bookkeeping, no
+// ownership (squeeze changes it only when the source's owner is not the process's), and no
+// error recovery beyond removing its temporaries and stopping at the first error.
+//
+// A floor for folders of text files (the corpus's tree/ and tiny/): it compresses every
+// file as one piece on one thread and never stores, so for one big file or already
+// compressed data squeeze can be faster than it.
 //
 // Not part of squeeze: a measuring aid, built by scripts/bench-floor against Debian's
 // static libdeflate (libdeflate-dev), as squeeze links it.
@@ -30,15 +36,31 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+enum { max_threads = 256, path_room = 4096 };
+
 static char **paths;
 static size_t path_count;
 static int folder;
 static atomic_size_t next_file;
+/// Each thread's temporary while it exists (an empty string otherwise), removed on failure.
+static char temporaries[max_threads][path_room];
+static pthread_mutex_t failing = PTHREAD_MUTEX_INITIALIZER;
 
-static void fail(const char *what, const char *path) {
-  fprintf(stderr, "floor: %s: %s: %s\n", path, what, strerror(errno));
+/// Reports `what` about `path` (with errno's text when `code` is not 0), removes every
+/// thread's temporary, and exits with status 1. The first failing thread does this; the
+/// others wait for the exit.
+static void fail_with(const char *what, const char *path, int code) {
+  pthread_mutex_lock(&failing);
+  if (code)
+    fprintf(stderr, "floor: %s: %s: %s\n", path, what, strerror(code));
+  else
+    fprintf(stderr, "floor: %s: %s\n", path, what);
+  for (int i = 0; i < max_threads; i++)
+    if (temporaries[i][0]) unlinkat(folder, temporaries[i], 0);
   exit(1);
 }
+
+static void fail(const char *what, const char *path) { fail_with(what, path, errno); }
 
 static int open_beneath(const char *path, uint64_t flags, uint64_t mode) {
   struct open_how how = {.flags = flags | O_CLOEXEC, .mode = mode, .resolve = RESOLVE_NO_SYMLINKS};
@@ -59,15 +81,15 @@ static void write_all(int fd, const unsigned char *bytes, size_t count, const ch
   }
 }
 
-static void *work(void *unused) {
-  (void)unused;
+static void *work(void *argument) {
+  char *temporary = temporaries[(intptr_t)argument];
   struct libdeflate_compressor *normal = libdeflate_alloc_compressor(6);
   struct libdeflate_compressor *small = libdeflate_alloc_compressor(8);
-  if (!normal || !small) fail("cannot allocate compressors", "libdeflate");
+  if (!normal || !small) fail_with("cannot allocate compressors", "libdeflate", 0);
   size_t capacity = 0;
   unsigned char *input = NULL, *output = NULL;
   size_t output_capacity = 0;
-  char temporary[4096], final[4096];
+  char final[path_room], name_of_temporary[path_room];
   for (;;) {
     size_t index = atomic_fetch_add_explicit(&next_file, 1, memory_order_relaxed);
     if (index >= path_count) break;
@@ -89,7 +111,7 @@ static void *work(void *unused) {
       if (got < 0) fail("cannot read", path);
       if (got == 0) break;
       have += (size_t)got;
-      if (have == capacity) break;  // grew meanwhile: the floor takes what fstat saw
+      if (have == capacity) break;  // it grew meanwhile: the floor takes what fits
     }
     close(source);
 
@@ -107,25 +129,34 @@ static void *work(void *unused) {
     // RFC 1952 section 2.3: ID1 ID2 CM FLG (FNAME), MTIME, XFL, OS (3: Unix), the name.
     unsigned char *at = output;
     at[0] = 0x1f, at[1] = 0x8b, at[2] = 8, at[3] = 8;
-    put_le32(at + 4, (uint32_t)status.st_mtim.tv_sec);
+    // MTIME 0 when the time does not fit 32 bits unsigned (RFC 1952: no time stamp).
+    time_t seconds = status.st_mtim.tv_sec;
+    put_le32(at + 4, seconds >= 0 && seconds <= (time_t)UINT32_MAX ? (uint32_t)seconds : 0);
     at[8] = 0, at[9] = 3;
     memcpy(at + 10, name, strlen(name) + 1);
     size_t deflated = libdeflate_deflate_compress(
         compressor, input, have, output + header, output_capacity - header - 8);
-    if (deflated == 0) fail("compressed data did not fit", path);
+    if (deflated == 0) fail_with("compressed data did not fit", path, 0);
     put_le32(output + header + deflated, libdeflate_crc32(0, input, have));
     put_le32(output + header + deflated + 4, (uint32_t)have);
 
-    snprintf(temporary, sizeof temporary, "%.*s.floor-%zu.tmp", folder_length, path, index);
-    snprintf(final, sizeof final, "%s.gz", path);
-    int target = open_beneath(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, 0644);
-    if (target < 0) fail("cannot create", temporary);
+    int named = snprintf(
+        name_of_temporary, sizeof name_of_temporary, "%.*s.floor-%zu.tmp", folder_length, path,
+        index);
+    if (named < 0 || named >= (int)sizeof name_of_temporary ||
+        snprintf(final, sizeof final, "%s.gz", path) >= (int)sizeof final)
+      fail_with("path too long", path, 0);
+    int target = open_beneath(
+        name_of_temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, status.st_mode & 0777);
+    if (target < 0) fail("cannot create", name_of_temporary);
+    memcpy(temporary, name_of_temporary, (size_t)named + 1);
     write_all(target, output, header + deflated + 8, temporary);
     struct timespec times[2] = {status.st_atim, status.st_mtim};
-    futimens(target, times);
+    if (futimens(target, times) != 0) fail("cannot set the times of", temporary);
     if (close(target) != 0) fail("cannot close", temporary);
     if (syscall(SYS_renameat2, folder, temporary, folder, final, RENAME_NOREPLACE) != 0)
       fail("cannot rename into place", final);
+    temporary[0] = 0;
   }
   free(input);
   free(output);
@@ -135,8 +166,10 @@ static void *work(void *unused) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || atoi(argv[2]) < 1) {
-    fprintf(stderr, "usage: floor FOLDER THREADS < LIST\n");
+  char *end = NULL;
+  long count = argc == 3 ? strtol(argv[2], &end, 10) : 0;
+  if (argc != 3 || *end != 0 || count < 1 || count > max_threads) {
+    fprintf(stderr, "usage: floor FOLDER THREADS < LIST   (THREADS: 1 to %d)\n", max_threads);
     return 64;
   }
   folder = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -153,9 +186,11 @@ int main(int argc, char **argv) {
     if (!paths || !(paths[path_count++] = strdup(line))) fail("out of memory", "the list");
   }
   free(line);
-  int count = atoi(argv[2]);
-  pthread_t threads[count];
-  for (int i = 0; i < count; i++) pthread_create(&threads[i], NULL, work, NULL);
-  for (int i = 0; i < count; i++) pthread_join(threads[i], NULL);
+  pthread_t threads[max_threads];
+  for (long i = 0; i < count; i++) {
+    int code = pthread_create(&threads[i], NULL, work, (void *)(intptr_t)i);
+    if (code) fail_with("cannot start a thread", "floor", code);
+  }
+  for (long i = 0; i < count; i++) pthread_join(threads[i], NULL);
   return 0;
 }
