@@ -1,0 +1,211 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// squeeze's outputs at levels 6 and 9 are pinned byte for byte, for both engines and every
+/// way of writing them (beside the source, a mirror, standard output, `--rsyncable`).
+///
+/// A restructuring must not change one byte a user gets: this suite fails on any change
+/// to the gzip member, the chunking or the engines' settings at these levels. When an
+/// output is meant to change, the new hashes go here in the same commit, with the reason
+/// in its message.
+@Suite struct PinnedOutputTests {
+  /// One pinned configuration: an engine and a compression level.
+  struct Setting: Sendable, CustomTestStringConvertible {
+    var engine: String
+    var level: Int
+    var testDescription: String { "--engine \(engine) -\(level)" }
+  }
+
+  static let settings = [
+    Setting(engine: "fast", level: 6), Setting(engine: "fast", level: 9),
+    Setting(engine: "zlib", level: 6), Setting(engine: "zlib", level: 9),
+  ]
+
+  /// The corpus: sizes around the chunk sizes (128 KiB for zlib, 1 MiB for fast), empty and
+  /// one-byte files, incompressible data (stored blocks), all generated from fixed seeds.
+  static let files: [(name: String, bytes: [UInt8])] = [
+    ("empty", []),
+    ("one", [0x41]),
+    ("small.txt", TestData.text(5_000)),
+    ("medium.txt", TestData.text(300 << 10, seed: 7)),
+    ("large.txt", TestData.text((3 << 20) + 12_345, seed: 11)),
+    ("random.bin", TestData.random((1 << 20) + 4_321)),
+  ]
+
+  /// The modes, each with the arguments that write `name`'s output and where it lands.
+  enum Mode: String, CaseIterable {
+    case beside, mirror, stdout, rsyncable
+  }
+
+  @Test(arguments: settings)
+  func outputsAreTheBytesTheyWere(setting: Setting) throws {
+    let folder = TemporaryFolder("pinned")
+    for file in Self.files {
+      let path = try folder.write("in/\(file.name)", file.bytes)
+      var times = [
+        timespec(tv_sec: 1_600_000_000, tv_nsec: 0), timespec(tv_sec: 1_600_000_000, tv_nsec: 0),
+      ]
+      #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+    }
+    let common = ["-q", "--engine", setting.engine, "-\(setting.level)"]
+    for mode in Mode.allCases {
+      var outputs: [String: [UInt8]] = [:]
+      switch mode {
+      case .beside, .rsyncable:
+        let copy = "\(mode.rawValue)"
+        for file in Self.files {
+          let path = try folder.write("\(copy)/\(file.name)", file.bytes)
+          var times = [
+            timespec(tv_sec: 1_600_000_000, tv_nsec: 0),
+            timespec(tv_sec: 1_600_000_000, tv_nsec: 0),
+          ]
+          #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        }
+        let extra = mode == .rsyncable ? ["--rsyncable"] : []
+        let result = try SqueezeBinary.run(common + extra + [folder.url(copy)])
+        try #require(result.status == 0, "\(mode): \(result.stderrText)")
+        for file in Self.files { outputs[file.name] = try folder.read("\(copy)/\(file.name).gz") }
+      case .mirror:
+        let result = try SqueezeBinary.run(
+          common + ["-o", folder.url("mirror"), folder.url("in") + "/"])
+        try #require(result.status == 0, "\(mode): \(result.stderrText)")
+        for file in Self.files { outputs[file.name] = try folder.read("mirror/\(file.name).gz") }
+      case .stdout:
+        for file in Self.files {
+          let result = try SqueezeBinary.run(common + ["-c", folder.url("in/\(file.name)")])
+          try #require(result.status == 0, "\(mode): \(result.stderrText)")
+          outputs[file.name] = result.stdout
+        }
+      }
+      for file in Self.files {
+        let key = "\(setting.engine) -\(setting.level) \(mode.rawValue) \(file.name)"
+        let digest = try Self.sha256(outputs[file.name] ?? [])
+        #expect(digest == Self.pinned[key], "\(key)")
+      }
+    }
+  }
+
+  /// The SHA-256 of `bytes` in hex, from the system's `sha256sum`.
+  static func sha256(_ bytes: [UInt8]) throws -> String {
+    let result = try Shell.run("/usr/bin/sha256sum", ["-b"], input: bytes)
+    return String(result.stdoutText.prefix(64))
+  }
+
+  /// The outputs' SHA-256 digests, as squeeze wrote them before the modules were split.
+  static let pinned: [String: String] = [
+    "fast -6 beside empty": "a2b20ac410a29a1f03c6cc420a618a44092b6dc6b1a11b01284b85aa75d83a76",
+    "fast -6 beside large.txt": "53af17a2138cee11752766325ddbee7ae5570936d184ef7fcbd9e93d590f627e",
+    "fast -6 beside medium.txt": "b411e39c47790d760616a2d03b811f3f80c1068614e67858f5152580fe67cd90",
+    "fast -6 beside one": "28baf55a2e8371762df0fe7477b15371948c273cb07d6017221b34f06051cec2",
+    "fast -6 beside random.bin": "00f87d01ba750789357f6e32902ca1bd48bbe68ff214e881a7cadaa9b58b7fcf",
+    "fast -6 beside small.txt": "90652496f4f34efa0c7534f9f7fe5876ff79610fa040b3213d7ab924290e117d",
+    "fast -6 mirror empty": "a2b20ac410a29a1f03c6cc420a618a44092b6dc6b1a11b01284b85aa75d83a76",
+    "fast -6 mirror large.txt": "53af17a2138cee11752766325ddbee7ae5570936d184ef7fcbd9e93d590f627e",
+    "fast -6 mirror medium.txt": "b411e39c47790d760616a2d03b811f3f80c1068614e67858f5152580fe67cd90",
+    "fast -6 mirror one": "28baf55a2e8371762df0fe7477b15371948c273cb07d6017221b34f06051cec2",
+    "fast -6 mirror random.bin": "00f87d01ba750789357f6e32902ca1bd48bbe68ff214e881a7cadaa9b58b7fcf",
+    "fast -6 mirror small.txt": "90652496f4f34efa0c7534f9f7fe5876ff79610fa040b3213d7ab924290e117d",
+    "fast -6 rsyncable empty": "a2b20ac410a29a1f03c6cc420a618a44092b6dc6b1a11b01284b85aa75d83a76",
+    "fast -6 rsyncable large.txt":
+      "5cb97ccdd24163bc92ba241565beda1957a919a7040918ea5eb15025646f9f06",
+    "fast -6 rsyncable medium.txt":
+      "b411e39c47790d760616a2d03b811f3f80c1068614e67858f5152580fe67cd90",
+    "fast -6 rsyncable one": "28baf55a2e8371762df0fe7477b15371948c273cb07d6017221b34f06051cec2",
+    "fast -6 rsyncable random.bin":
+      "5f805dda23f64fd0e16ea2cf35963dd8f0fdd7225cf2f65cb9a89920bd4b432a",
+    "fast -6 rsyncable small.txt":
+      "90652496f4f34efa0c7534f9f7fe5876ff79610fa040b3213d7ab924290e117d",
+    "fast -6 stdout empty": "a2b20ac410a29a1f03c6cc420a618a44092b6dc6b1a11b01284b85aa75d83a76",
+    "fast -6 stdout large.txt": "53af17a2138cee11752766325ddbee7ae5570936d184ef7fcbd9e93d590f627e",
+    "fast -6 stdout medium.txt": "b411e39c47790d760616a2d03b811f3f80c1068614e67858f5152580fe67cd90",
+    "fast -6 stdout one": "28baf55a2e8371762df0fe7477b15371948c273cb07d6017221b34f06051cec2",
+    "fast -6 stdout random.bin": "00f87d01ba750789357f6e32902ca1bd48bbe68ff214e881a7cadaa9b58b7fcf",
+    "fast -6 stdout small.txt": "90652496f4f34efa0c7534f9f7fe5876ff79610fa040b3213d7ab924290e117d",
+    "fast -9 beside empty": "ab9e77aa0e148e4ac94ded735653b19164cd801f6a9468f7c3b0cbbbacfd1f3a",
+    "fast -9 beside large.txt": "2bc6090408b210656662a88fd83920cb1b84fef47bc0d8dde233cd03edef3d74",
+    "fast -9 beside medium.txt": "6c2128174678e255e3ba1d519029f7392beb6695094f39e2651950554718fa15",
+    "fast -9 beside one": "7eb110a9ba495d32b09f5f4e23ae67d278e0cce45b3bf9188ab594d759ecc14f",
+    "fast -9 beside random.bin": "c40c82206d6803a220e862bd740a0519345019d741a160e3768bfb651ed37234",
+    "fast -9 beside small.txt": "583574eb7f22950d2f0c335f9b8c31dda6225f645753f8343590b0f5d3b54f4d",
+    "fast -9 mirror empty": "ab9e77aa0e148e4ac94ded735653b19164cd801f6a9468f7c3b0cbbbacfd1f3a",
+    "fast -9 mirror large.txt": "2bc6090408b210656662a88fd83920cb1b84fef47bc0d8dde233cd03edef3d74",
+    "fast -9 mirror medium.txt": "6c2128174678e255e3ba1d519029f7392beb6695094f39e2651950554718fa15",
+    "fast -9 mirror one": "7eb110a9ba495d32b09f5f4e23ae67d278e0cce45b3bf9188ab594d759ecc14f",
+    "fast -9 mirror random.bin": "c40c82206d6803a220e862bd740a0519345019d741a160e3768bfb651ed37234",
+    "fast -9 mirror small.txt": "583574eb7f22950d2f0c335f9b8c31dda6225f645753f8343590b0f5d3b54f4d",
+    "fast -9 rsyncable empty": "ab9e77aa0e148e4ac94ded735653b19164cd801f6a9468f7c3b0cbbbacfd1f3a",
+    "fast -9 rsyncable large.txt":
+      "0544fad6f0cf4561c148db1315e86170af357fb2c07edf32cd7ca0a09d731843",
+    "fast -9 rsyncable medium.txt":
+      "6c2128174678e255e3ba1d519029f7392beb6695094f39e2651950554718fa15",
+    "fast -9 rsyncable one": "7eb110a9ba495d32b09f5f4e23ae67d278e0cce45b3bf9188ab594d759ecc14f",
+    "fast -9 rsyncable random.bin":
+      "a6774388a168b99cc0fb302a64dbbeeb31d5fbccd3372a3b9054447f33fef606",
+    "fast -9 rsyncable small.txt":
+      "583574eb7f22950d2f0c335f9b8c31dda6225f645753f8343590b0f5d3b54f4d",
+    "fast -9 stdout empty": "ab9e77aa0e148e4ac94ded735653b19164cd801f6a9468f7c3b0cbbbacfd1f3a",
+    "fast -9 stdout large.txt": "2bc6090408b210656662a88fd83920cb1b84fef47bc0d8dde233cd03edef3d74",
+    "fast -9 stdout medium.txt": "6c2128174678e255e3ba1d519029f7392beb6695094f39e2651950554718fa15",
+    "fast -9 stdout one": "7eb110a9ba495d32b09f5f4e23ae67d278e0cce45b3bf9188ab594d759ecc14f",
+    "fast -9 stdout random.bin": "c40c82206d6803a220e862bd740a0519345019d741a160e3768bfb651ed37234",
+    "fast -9 stdout small.txt": "583574eb7f22950d2f0c335f9b8c31dda6225f645753f8343590b0f5d3b54f4d",
+    "zlib -6 beside empty": "5546e4569166013e042d1fd2b79d62b7b92a256fed6cf7287ac459d7798c9862",
+    "zlib -6 beside large.txt": "c7c89f953e177461bcb50b985c3b6d020642fd7c4da2619b35c0975b593aa036",
+    "zlib -6 beside medium.txt": "c1836518d206a161969a3e7e073f96df436727b25a676df740665e9136084387",
+    "zlib -6 beside one": "757c1d26d5e3075a1af43b09a4fbbc38ed97fafb000b0d91417325f540827dd1",
+    "zlib -6 beside random.bin": "3aa729d5ff7acbf756b2cd1d47bd50f34959c8bc3eec475958635c2a22d0e56a",
+    "zlib -6 beside small.txt": "ae5ef0106175225e57a12ffe01f40960539584095cb29e15a31811ba345222d9",
+    "zlib -6 mirror empty": "5546e4569166013e042d1fd2b79d62b7b92a256fed6cf7287ac459d7798c9862",
+    "zlib -6 mirror large.txt": "c7c89f953e177461bcb50b985c3b6d020642fd7c4da2619b35c0975b593aa036",
+    "zlib -6 mirror medium.txt": "c1836518d206a161969a3e7e073f96df436727b25a676df740665e9136084387",
+    "zlib -6 mirror one": "757c1d26d5e3075a1af43b09a4fbbc38ed97fafb000b0d91417325f540827dd1",
+    "zlib -6 mirror random.bin": "3aa729d5ff7acbf756b2cd1d47bd50f34959c8bc3eec475958635c2a22d0e56a",
+    "zlib -6 mirror small.txt": "ae5ef0106175225e57a12ffe01f40960539584095cb29e15a31811ba345222d9",
+    "zlib -6 rsyncable empty": "5546e4569166013e042d1fd2b79d62b7b92a256fed6cf7287ac459d7798c9862",
+    "zlib -6 rsyncable large.txt":
+      "0df95eba7be4043cead12b953564e6dadd3f116ab099767dad96cf91a3d932de",
+    "zlib -6 rsyncable medium.txt":
+      "da4d1084d001b4d2bc4650704ecb8280680b329cf5f070859f25525a2d8e8756",
+    "zlib -6 rsyncable one": "757c1d26d5e3075a1af43b09a4fbbc38ed97fafb000b0d91417325f540827dd1",
+    "zlib -6 rsyncable random.bin":
+      "e8988aafc19fe843818db0d2fc88c3b6a276485e2f08de49b78d9866be4ec581",
+    "zlib -6 rsyncable small.txt":
+      "ae5ef0106175225e57a12ffe01f40960539584095cb29e15a31811ba345222d9",
+    "zlib -6 stdout empty": "5546e4569166013e042d1fd2b79d62b7b92a256fed6cf7287ac459d7798c9862",
+    "zlib -6 stdout large.txt": "c7c89f953e177461bcb50b985c3b6d020642fd7c4da2619b35c0975b593aa036",
+    "zlib -6 stdout medium.txt": "c1836518d206a161969a3e7e073f96df436727b25a676df740665e9136084387",
+    "zlib -6 stdout one": "757c1d26d5e3075a1af43b09a4fbbc38ed97fafb000b0d91417325f540827dd1",
+    "zlib -6 stdout random.bin": "3aa729d5ff7acbf756b2cd1d47bd50f34959c8bc3eec475958635c2a22d0e56a",
+    "zlib -6 stdout small.txt": "ae5ef0106175225e57a12ffe01f40960539584095cb29e15a31811ba345222d9",
+    "zlib -9 beside empty": "11f371a8caceda0f72dae0357c55584620a7143ef362a03056a20af1da21504e",
+    "zlib -9 beside large.txt": "06a26561d37dd7e29ec52ee2b9590d68ff5c580cf68d206696aa3927348f9f57",
+    "zlib -9 beside medium.txt": "388a15d4418884e6bd9e9a4d42e295d3fe60f3d7ae68d2b492996ee45a9872d1",
+    "zlib -9 beside one": "7954c47fd43c3c94c2e3f78c4625cd854a5a8c5a75848be9b7d04f5441b8b582",
+    "zlib -9 beside random.bin": "a7c65d01ddf5ccc77b2d4990e8413d76d6afc173116ffa2f7cfa25f64556c8fe",
+    "zlib -9 beside small.txt": "dbf4d44acabd27333afeb92224690c4f14866efe2105e31ad8bcb226813c8d11",
+    "zlib -9 mirror empty": "11f371a8caceda0f72dae0357c55584620a7143ef362a03056a20af1da21504e",
+    "zlib -9 mirror large.txt": "06a26561d37dd7e29ec52ee2b9590d68ff5c580cf68d206696aa3927348f9f57",
+    "zlib -9 mirror medium.txt": "388a15d4418884e6bd9e9a4d42e295d3fe60f3d7ae68d2b492996ee45a9872d1",
+    "zlib -9 mirror one": "7954c47fd43c3c94c2e3f78c4625cd854a5a8c5a75848be9b7d04f5441b8b582",
+    "zlib -9 mirror random.bin": "a7c65d01ddf5ccc77b2d4990e8413d76d6afc173116ffa2f7cfa25f64556c8fe",
+    "zlib -9 mirror small.txt": "dbf4d44acabd27333afeb92224690c4f14866efe2105e31ad8bcb226813c8d11",
+    "zlib -9 rsyncable empty": "11f371a8caceda0f72dae0357c55584620a7143ef362a03056a20af1da21504e",
+    "zlib -9 rsyncable large.txt":
+      "a3c63f10850e4e1b596ec438ba98e442e44f659a65324ad1d17cb293f6f09e8e",
+    "zlib -9 rsyncable medium.txt":
+      "edcd6ea8d20075823cc7fe66c1dc6e9334d7c57eb30b21e9b4ebae526baeea28",
+    "zlib -9 rsyncable one": "7954c47fd43c3c94c2e3f78c4625cd854a5a8c5a75848be9b7d04f5441b8b582",
+    "zlib -9 rsyncable random.bin":
+      "014686d5210683eefd152fc82a26e3f9f1a115b761ddd220082b3cbf60319b84",
+    "zlib -9 rsyncable small.txt":
+      "dbf4d44acabd27333afeb92224690c4f14866efe2105e31ad8bcb226813c8d11",
+    "zlib -9 stdout empty": "11f371a8caceda0f72dae0357c55584620a7143ef362a03056a20af1da21504e",
+    "zlib -9 stdout large.txt": "06a26561d37dd7e29ec52ee2b9590d68ff5c580cf68d206696aa3927348f9f57",
+    "zlib -9 stdout medium.txt": "388a15d4418884e6bd9e9a4d42e295d3fe60f3d7ae68d2b492996ee45a9872d1",
+    "zlib -9 stdout one": "7954c47fd43c3c94c2e3f78c4625cd854a5a8c5a75848be9b7d04f5441b8b582",
+    "zlib -9 stdout random.bin": "a7c65d01ddf5ccc77b2d4990e8413d76d6afc173116ffa2f7cfa25f64556c8fe",
+    "zlib -9 stdout small.txt": "dbf4d44acabd27333afeb92224690c4f14866efe2105e31ad8bcb226813c8d11",
+  ]
+}
