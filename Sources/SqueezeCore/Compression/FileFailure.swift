@@ -104,18 +104,3 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
   }
 }
-
-extension FileKind: CustomStringConvertible {
-  var description: String {
-    switch self {
-    case .regular: "a regular file"
-    case .directory: "a folder"
-    case .symbolicLink: "a symbolic link"
-    case .characterDevice: "a character device"
-    case .blockDevice: "a block device"
-    case .fifo: "a named pipe"
-    case .socket: "a socket"
-    case .unknown: "of unknown type"
-    }
-  }
-}

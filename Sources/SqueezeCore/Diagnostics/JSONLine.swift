@@ -1,11 +1,13 @@
 /// Builds one JSON object as UTF-8 bytes, field by field, without `Foundation` or `String`
 /// formatting on the way: the task-state log writes one per task transition and per sample,
 /// and must cost under 2 % of a run.
-struct JSONLine {
-  private(set) var bytes: [UInt8] = [UInt8(ascii: "{")]
+package struct JSONLine {
+  /// The object so far: its opening brace and the fields, without the closing brace.
+  package private(set) var bytes: [UInt8] = [UInt8(ascii: "{")]
   private var first = true
 
-  init() {
+  /// An empty object.
+  package init() {
     bytes.reserveCapacity(160)
   }
 
@@ -19,13 +21,13 @@ struct JSONLine {
   }
 
   /// `"name":"value"` with JSON escaping (RFC 8259 §7).
-  mutating func field(_ name: StaticString, _ value: String) {
+  package mutating func field(_ name: StaticString, _ value: String) {
     key(name)
     JSONLine.appendString(value, to: &bytes)
   }
 
   /// `"name":"value"` for a static string that needs no escaping.
-  mutating func field(_ name: StaticString, literal value: StaticString) {
+  package mutating func field(_ name: StaticString, literal value: StaticString) {
     key(name)
     bytes.append(UInt8(ascii: "\""))
     value.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -33,31 +35,31 @@ struct JSONLine {
   }
 
   /// `"name":123`.
-  mutating func field<I: BinaryInteger>(_ name: StaticString, _ value: I) {
+  package mutating func field<I: BinaryInteger>(_ name: StaticString, _ value: I) {
     key(name)
     JSONLine.appendInteger(Int64(value), to: &bytes)
   }
 
   /// `"name":1.234` with exactly `decimals` decimals (non-finite values become 0).
-  mutating func field(_ name: StaticString, _ value: Double, decimals: Int) {
+  package mutating func field(_ name: StaticString, _ value: Double, decimals: Int) {
     key(name)
     JSONLine.appendDecimal(value, decimals: decimals, to: &bytes)
   }
 
   /// `"name":null`.
-  mutating func nullField(_ name: StaticString) {
+  package mutating func nullField(_ name: StaticString) {
     key(name)
     bytes.append(contentsOf: Array("null".utf8))
   }
 
   /// `"name":true`.
-  mutating func field(_ name: StaticString, _ value: Bool) {
+  package mutating func field(_ name: StaticString, _ value: Bool) {
     key(name)
     bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
   }
 
   /// The object's bytes with the closing brace and a newline: one JSON Lines record.
-  var line: [UInt8] {
+  package var line: [UInt8] {
     var result = bytes
     result.append(UInt8(ascii: "}"))
     result.append(UInt8(ascii: "\n"))
@@ -74,7 +76,7 @@ struct JSONLine {
   }
 
   /// Appends `value` rounded to `decimals` decimals (at most 9; non-finite values as 0).
-  static func appendDecimal(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
+  package static func appendDecimal(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
       var writer = ByteWriter(buffer)
       writer.appendDecimal(value, decimals: decimals)
@@ -83,7 +85,7 @@ struct JSONLine {
   }
 
   /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped.
-  static func appendString(_ text: String, to bytes: inout [UInt8]) {
+  package static func appendString(_ text: String, to bytes: inout [UInt8]) {
     let hex = Array("0123456789abcdef".utf8)
     bytes.append(UInt8(ascii: "\""))
     for byte in text.utf8 {

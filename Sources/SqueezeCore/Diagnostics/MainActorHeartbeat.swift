@@ -5,12 +5,12 @@ import Synchronization
 
 /// How bad a main-actor lag was, with the thresholds of Apple's "Analyze hangs with
 /// Instruments" session (WWDC23): 250 ms or more is a microhang, 500 ms or more a hang.
-enum HangSeverity: String, Sendable {
+package enum HangSeverity: String, Sendable {
   case microhang
   case hang
 
   /// The severity of a lag of `seconds`, or nil below 250 ms.
-  init?(lag seconds: Double) {
+  package init?(lag seconds: Double) {
     if seconds >= 0.5 {
       self = .hang
     } else if seconds >= 0.25 {
@@ -22,13 +22,21 @@ enum HangSeverity: String, Sendable {
 }
 
 /// What the heartbeat saw over a run.
-struct HangReport: Sendable, Equatable {
+package struct HangReport: Sendable, Equatable {
   /// Lags of 500 ms or more.
-  var hangs = 0
+  package var hangs = 0
   /// Lags from 250 ms up to 500 ms.
-  var microhangs = 0
+  package var microhangs = 0
   /// The longest lag, in seconds.
-  var worstLag: Double = 0
+  package var worstLag: Double = 0
+
+  /// A report of `hangs` hangs, `microhangs` microhangs and a worst lag of `worstLag`
+  /// seconds; by default, no lag seen yet.
+  package init(hangs: Int = 0, microhangs: Int = 0, worstLag: Double = 0) {
+    self.hangs = hangs
+    self.microhangs = microhangs
+    self.worstLag = worstLag
+  }
 }
 
 /// Measures how late the main actor runs, from a thread of its own (`squeeze-beat`).
@@ -40,7 +48,7 @@ struct HangReport: Sendable, Equatable {
 /// milliseconds even when every thread of the cooperative pool is busy, where a `Task.sleep`
 /// ticker woke up to 0.5 s late (platform notes). Lags of 250 ms or more are reported as
 /// microhangs, 500 ms or more as hangs, each as one `hang` event in the task-state log.
-final class MainActorHeartbeat: Sendable {
+package final class MainActorHeartbeat: Sendable {
   private struct State {
     /// When the beat in flight was enqueued (monotonic seconds), or nil.
     var sentAt: Double? = nil
@@ -52,20 +60,20 @@ final class MainActorHeartbeat: Sendable {
 
   private let state = Mutex(State())
   /// Seconds between beats.
-  let period: Double
+  package let period: Double
   private let log: TaskLog?
   private let finished = DispatchSemaphore(value: 0)
 
   /// - Parameters:
   ///   - period: seconds between beats (default 5 ms).
   ///   - log: receives `hang` events, or nil.
-  init(period: Double = 0.005, log: TaskLog?) {
+  package init(period: Double = 0.005, log: TaskLog?) {
     self.period = period
     self.log = log
   }
 
   /// Starts the heartbeat thread.
-  func start() {
+  package func start() {
     let thread = Thread { [self] in
       ThreadName.set("squeeze-beat")
       self.beat()
@@ -125,7 +133,7 @@ final class MainActorHeartbeat: Sendable {
 
   /// Stops the thread, counts a beat still waiting as a lag of its own, and returns the
   /// report.
-  func stop() -> HangReport {
+  package func stop() -> HangReport {
     let now = MonotonicClock.now()
     let (hang, wasRunning) = state.withLock {
       state -> ((start: Double, lag: Double, severity: HangSeverity)?, Bool) in

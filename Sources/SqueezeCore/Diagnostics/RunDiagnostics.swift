@@ -39,7 +39,8 @@ final class RunDiagnostics: Sendable {
   ) {
     guard let log else { return }
     log.start(
-      version: HelpText.version, isolation: isolation, jobs: jobs, level: level, engine: engine,
+      version: HelpText.version, isolation: isolation.rawValue, jobs: jobs,
+      level: Int(level.value), engine: engine.rawValue,
       cpus: cpus, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)

@@ -1,5 +1,4 @@
 import Glibc
-import SqueezeEngines
 import Synchronization
 
 /// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,
@@ -19,20 +18,20 @@ import Synchronization
 /// `thread` on running task events, `reason` on suspended ones and `on` on enqueued ones;
 /// `chunk` events; `threads` in samples; `file` and `error` on every `failed` task event;
 /// `leakedContinuations` in `end`.
-final class TaskLog: Sendable {
+package final class TaskLog: Sendable {
   /// The log file.
   private let descriptor: Int32
   /// The log's path, for messages.
-  let path: RawPath
+  package let path: RawPath
   /// The run's start on ``MonotonicClock``: `t` is measured from here.
-  let startTime: Double
+  package let startTime: Double
   private let pending = Mutex<[UInt8]>([])
   /// The first write error, reported once at the end.
   private let writeError = Mutex<SystemError?>(nil)
 
   /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
   /// threads, reasons or chunks; readers accept both.
-  static let schema = 2
+  package static let schema = 2
 
   /// Buffered bytes that trigger a write.
   static let flushThreshold = 64 * 1024
@@ -57,7 +56,7 @@ final class TaskLog: Sendable {
   ///   - startTime: the run's start on ``MonotonicClock``.
   ///   - force: replace a regular file that is not a task log, or a symbolic link (`-f`).
   /// - Throws: ``TaskLogOpenError`` naming why the log cannot go there.
-  init(path: RawPath, startTime: Double, force: Bool = false) throws(TaskLogOpenError) {
+  package init(path: RawPath, startTime: Double, force: Bool = false) throws(TaskLogOpenError) {
     self.path = path
     self.startTime = startTime
     descriptor = try Self.openLog(path, force: force)
@@ -167,7 +166,7 @@ final class TaskLog: Sendable {
   }
 
   /// The log file's identity when it is a regular file, so discovery can leave it out.
-  var fileIdentity: FileIdentity? {
+  package var fileIdentity: FileIdentity? {
     var raw = stat()
     guard fstat(descriptor, &raw) == 0 else { return nil }
     let status = FileStatus(raw)
@@ -175,7 +174,7 @@ final class TaskLog: Sendable {
   }
 
   /// Seconds since the run started.
-  func elapsed(at time: Double = MonotonicClock.now()) -> Double { time - startTime }
+  package func elapsed(at time: Double = MonotonicClock.now()) -> Double { time - startTime }
 
   private func append(_ line: JSONLine) {
     let bytes = line.line
@@ -183,8 +182,8 @@ final class TaskLog: Sendable {
   }
 
   /// `{"event":"start",...}`: what the run is.
-  func start(
-    version: String, isolation: Isolation, jobs: Int, level: CompressionLevel, engine: Engine,
+  package func start(
+    version: String, isolation: String, jobs: Int, level: Int, engine: String,
     cpus: Int,
     files: Int, bytes: Int64, chunkSize: Int
   ) {
@@ -194,10 +193,10 @@ final class TaskLog: Sendable {
     line.field("schema", Self.schema)
     line.field("version", version)
     line.field("arch", ThreadStates.architecture)
-    line.field("isolation", isolation.rawValue)
+    line.field("isolation", isolation)
     line.field("jobs", jobs)
-    line.field("level", Int(level.value))
-    line.field("engine", engine.rawValue)
+    line.field("level", level)
+    line.field("engine", engine)
     line.field("cpus", cpus)
     line.field("files", files)
     line.field("bytes", bytes)
@@ -329,7 +328,7 @@ final class TaskLog: Sendable {
 
   /// `{"event":"sample",...}`: one reading of the counters, taken under the log's lock so it
   /// agrees with the events around it, the main-actor lag, and the threads' states.
-  func sample(
+  package func sample(
     _ counters: TaskCounters, mainActorLagMilliseconds: Double, threads: [ThreadStates.Reading]
   ) {
     // `,"threads":[…],"mainActorLagMs":…}` is formatted before the lock is taken.
@@ -368,7 +367,7 @@ final class TaskLog: Sendable {
 
   /// `{"event":"thread",...}`: a thread of squeeze's process, first seen (or renamed) at
   /// `time`, with its name (`/proc/self/task/TID/comm`, at most 15 bytes).
-  func thread(tid: Int32, name: String, at time: Double) {
+  package func thread(tid: Int32, name: String, at time: Double) {
     var line = JSONLine()
     line.field("event", literal: "thread")
     line.field("t", elapsed(at: time), decimals: 6)
@@ -378,7 +377,7 @@ final class TaskLog: Sendable {
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.
-  func hang(startingAt start: Double, duration: Double, severity: HangSeverity) {
+  package func hang(startingAt start: Double, duration: Double, severity: HangSeverity) {
     var line = JSONLine()
     line.field("event", literal: "hang")
     line.field("t", elapsed(at: start), decimals: 6)
@@ -388,7 +387,7 @@ final class TaskLog: Sendable {
   }
 
   /// `{"event":"warning",...}`: a diagnostics problem (never a file's).
-  func warning(_ message: String) {
+  package func warning(_ message: String) {
     var line = JSONLine()
     line.field("event", literal: "warning")
     line.field("t", elapsed(), decimals: 6)
@@ -397,7 +396,7 @@ final class TaskLog: Sendable {
   }
 
   /// `{"event":"end",...}`: the totals.
-  func end(
+  package func end(
     files: Int, failed: Int, bytesIn: Int64, bytesOut: Int64, maxRunning: Int, maxEnqueued: Int,
     hangs: HangReport, leakedContinuations: Int, samplerCPUSeconds: Double = 0
   ) {
@@ -419,7 +418,7 @@ final class TaskLog: Sendable {
   }
 
   /// Writes the buffer out when it holds at least `threshold` bytes.
-  func flush(threshold: Int = 0) {
+  package func flush(threshold: Int = 0) {
     let bytes = pending.withLock { buffer -> [UInt8] in
       guard buffer.count >= max(threshold, 1) else { return [] }
       defer { buffer = [] }
@@ -434,11 +433,11 @@ final class TaskLog: Sendable {
   }
 
   /// The first error writing the log hit, if any.
-  var firstWriteError: SystemError? { writeError.withLock { $0 } }
+  package var firstWriteError: SystemError? { writeError.withLock { $0 } }
 }
 
 /// Why the task log could not be opened.
-enum TaskLogOpenError: Error, Sendable, CustomStringConvertible {
+package enum TaskLogOpenError: Error, Sendable, CustomStringConvertible {
   /// A regular file that is not a squeeze task log is at the path, and `-f` was not given.
   case notATaskLog
   /// A symbolic link to something other than a pipe or device is at the path, and `-f` was
@@ -449,7 +448,8 @@ enum TaskLogOpenError: Error, Sendable, CustomStringConvertible {
   /// Creating, opening or replacing the file failed.
   case system(SystemError)
 
-  var description: String {
+  /// Why, in words for the message `cannot create task log '…': …` or `task log '…' …`.
+  package var description: String {
     switch self {
     case .notATaskLog: "exists and is not a squeeze task log; not replaced (use -f to replace it)"
     case .symbolicLink: "is a symbolic link; not followed (use -f to replace the link)"

@@ -9,19 +9,23 @@ import Synchronization
 /// enters an actor, so sampling does not disturb what it measures. Each thread seen for the
 /// first time (or renamed) gets a `thread` event with its name. The same thread writes the
 /// log's buffer out when it grows past 64 KiB.
-final class TaskSampler: Sendable {
+package final class TaskSampler: Sendable {
   private let counters: TaskCounters
   private let heartbeat: MainActorHeartbeat
   private let log: TaskLog
   /// Seconds between samples.
-  let interval: Double
+  package let interval: Double
   private let stopRequested = AtomicFlag()
   private let finished = DispatchSemaphore(value: 0)
   /// The CPU time the sampler thread used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`), set
   /// when it stops: the `end` event's `samplerCPUSeconds`, what sampling itself cost.
   private let cpuNanoseconds = Atomic<Int>(0)
 
-  init(interval: Double, counters: TaskCounters, heartbeat: MainActorHeartbeat, log: TaskLog) {
+  /// A sampler that reads `counters`, the heartbeat's lag and the threads' states every
+  /// `interval` seconds into `log`, once ``start()`` is called.
+  package init(
+    interval: Double, counters: TaskCounters, heartbeat: MainActorHeartbeat, log: TaskLog
+  ) {
     self.interval = interval
     self.counters = counters
     self.heartbeat = heartbeat
@@ -29,7 +33,7 @@ final class TaskSampler: Sendable {
   }
 
   /// Starts sampling.
-  func start() {
+  package func start() {
     let thread = Thread { [self] in
       ThreadName.set("squeeze-sampler")
       self.sampleUntilStopped()
@@ -89,7 +93,7 @@ final class TaskSampler: Sendable {
   ///
   /// - Returns: the CPU time the sampler thread used, in seconds.
   @discardableResult
-  func stop() -> Double {
+  package func stop() -> Double {
     stopRequested.set()
     finished.wait()
     log.flush()

@@ -3,7 +3,7 @@ import Glibc
 
 /// What a thread of squeeze's process is doing, as the kernel reports it in
 /// `/proc/self/task/TID/stat` (proc(5), field 3) and `/proc/self/task/TID/syscall`.
-enum ThreadState: String, Sendable, CaseIterable {
+package enum ThreadState: String, Sendable, CaseIterable {
   /// `R`: on a CPU, or runnable and waiting for one (the kernel does not tell them apart).
   case running
   /// `D` (uninterruptible: disk I/O, mostly), or `S` in any system call that is not a wait
@@ -32,28 +32,29 @@ enum ThreadState: String, Sendable, CaseIterable {
 /// too. The heartbeat sleeps between beats and the main thread of an async program waits
 /// for signals: neither is blocked on anyone's behalf, and calling them blocked would hide
 /// the threads that are (a pool thread in `fsync`).
-struct ThreadStates: ~Copyable {
+package struct ThreadStates: ~Copyable {
   /// One thread's state at one sample.
-  struct Reading: Sendable, Equatable {
+  package struct Reading: Sendable, Equatable {
     /// The thread id (`gettid`).
-    var tid: Int32
+    package var tid: Int32
     /// What it is doing.
-    var state: ThreadState
+    package var state: ThreadState
     /// The system call it is in (the architecture's number, see ``architecture``), when
     /// blocked.
-    var systemCall: Int?
+    package var systemCall: Int?
   }
 
   /// A thread seen for the first time, or renamed.
-  struct Named: Sendable, Equatable {
-    var tid: Int32
+  package struct Named: Sendable, Equatable {
+    /// The thread id (`gettid`).
+    package var tid: Int32
     /// `/proc/self/task/TID/comm`: at most 15 bytes.
-    var name: String
+    package var name: String
   }
 
   /// The machine architecture whose system-call numbers the log's `syscall` values use
   /// (`start`'s `arch`).
-  static var architecture: String {
+  package static var architecture: String {
     #if arch(x86_64)
       "x86_64"
     #elseif arch(arm64)
@@ -99,7 +100,7 @@ struct ThreadStates: ~Copyable {
   /// Opens `/proc/self/task`; the calling thread is the one that will read (its own state is
   /// reported as `idle`: between samples it sleeps, and reading itself would always see it
   /// on a CPU).
-  init() {
+  package init() {
     directory = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
   }
 
@@ -116,7 +117,7 @@ struct ThreadStates: ~Copyable {
   ///
   /// - Returns: the readings, and the threads seen for the first time or renamed since the
   ///   last call (for the log's `thread` events). Threads that have exited are forgotten.
-  mutating func read() -> (readings: [Reading], named: [Named]) {
+  package mutating func read() -> (readings: [Reading], named: [Named]) {
     let listed = listThreads()
     var readings: [Reading] = []
     var named: [Named] = []
@@ -264,10 +265,10 @@ struct ThreadStates: ~Copyable {
 }
 
 /// Names threads so they can be told apart in the log, `top -H`, `ps -L`, gdb and perf.
-enum ThreadName {
+package enum ThreadName {
   /// Names the calling thread (`pthread_setname_np`). Linux keeps at most 15 bytes, so every
   /// name squeeze gives is 15 bytes or shorter (a longer one would be refused).
-  static func set(_ name: StaticString) {
+  package static func set(_ name: StaticString) {
     assert(name.utf8CodeUnitCount <= 15, "thread names are at most 15 bytes on Linux")
     _ = squeeze_set_thread_name(
       UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self))

@@ -6,7 +6,7 @@ import Synchronization
 /// open, create and rename is an `*at` call on a descriptor, immune to `chdir` and to paths
 /// longer than `PATH_MAX`. The same path is opened only once, so `squeeze *.log` costs one
 /// descriptor, not one per file.
-final class BaseDirectories: Sendable {
+package final class BaseDirectories: Sendable {
   private struct State {
     var paths: [RawPath] = []
     var descriptors: [Int32] = []
@@ -14,7 +14,8 @@ final class BaseDirectories: Sendable {
   }
   private let state = Mutex(State())
 
-  init() {}
+  /// No folder open yet.
+  package init() {}
 
   deinit {
     let descriptors = state.withLock { $0.descriptors }
@@ -26,7 +27,7 @@ final class BaseDirectories: Sendable {
   ///
   /// - Returns: the index to pass to ``descriptor(_:)``.
   /// - Throws: ``SystemError`` from `open(2)`, `ENOTDIR` when it is not a folder.
-  func open(_ path: RawPath) throws(SystemError) -> Int {
+  package func open(_ path: RawPath) throws(SystemError) -> Int {
     if let index = state.withLock({ $0.indexByPath[path] }) { return index }
     let descriptor = try FileDescriptor.open(
       path, flags: O_RDONLY | O_DIRECTORY, symlinks: .always)
@@ -44,12 +45,12 @@ final class BaseDirectories: Sendable {
   }
 
   /// The open descriptor of folder `index`.
-  func descriptor(_ index: Int) -> Int32 {
+  package func descriptor(_ index: Int) -> Int32 {
     state.withLock { $0.descriptors[index] }
   }
 
   /// The path folder `index` was opened by.
-  func path(_ index: Int) -> RawPath {
+  package func path(_ index: Int) -> RawPath {
     state.withLock { $0.paths[index] }
   }
 }

@@ -7,7 +7,7 @@ import SqueezeEngines
 /// chunks of the caller's buffer as soon as it is inflated.
 ///
 /// Used by `-d`, `-t`, `--rm`'s verification and the fuzz target; never trusts the input.
-struct GzipDecoder {
+package struct GzipDecoder {
   private enum State {
     /// Collecting a member header.
     case header
@@ -34,19 +34,19 @@ struct GzipDecoder {
   private var headerStart: Int64 = 0
 
   /// Compressed bytes consumed so far (for error positions).
-  private(set) var offset: Int64 = 0
+  package private(set) var offset: Int64 = 0
   /// Complete members decoded so far.
-  private(set) var members = 0
+  package private(set) var members = 0
   /// Uncompressed bytes produced so far, over all members.
-  private(set) var totalOutput: Int64 = 0
+  package private(set) var totalOutput: Int64 = 0
   /// The first member's header, once read.
-  private(set) var firstHeader: GzipHeader? = nil
+  package private(set) var firstHeader: GzipHeader? = nil
   /// Header and trailer bytes of the members decoded so far (what `-l`'s ratio leaves out).
-  private(set) var overheadBytes: Int64 = 0
+  package private(set) var overheadBytes: Int64 = 0
 
   /// Whether data after a complete member that is not another member goes to the sink
   /// unchanged instead of being trailing garbage: `gzip -dcf` (and `zcat -f`) copy it.
-  var passesTrailingDataThrough = false
+  package var passesTrailingDataThrough = false
 
   /// The longest header accepted (FEXTRA, FNAME and FCOMMENT together): 1 MiB.
   static let maximumHeaderSize = 1 << 20
@@ -54,14 +54,14 @@ struct GzipDecoder {
   /// - Parameters:
   ///   - inflater: the engine's raw inflater to use (reset here).
   ///   - output: the buffer decoded data passes through; its size is the chunk size.
-  init(inflater: any RawInflater, output: UnsafeMutableRawBufferPointer) {
+  package init(inflater: any RawInflater, output: UnsafeMutableRawBufferPointer) {
     self.inflater = inflater
     self.output = output
     inflater.reset()
   }
 
   /// Where a resumed decoder picks up the first member.
-  enum Resumption {
+  package enum Resumption {
     /// Inside the deflate stream, at a block boundary: `dictionary` is the (up to 32 KiB
     /// of) output right before it.
     case deflateStream(dictionary: UnsafeRawBufferPointer)
@@ -76,7 +76,7 @@ struct GzipDecoder {
   /// of the file as a fresh decoder would (the trailer, further members, padding).
   ///
   /// - Throws: ``EngineError`` when the inflater refuses the dictionary.
-  init(
+  package init(
     resuming resumption: Resumption, inflater: any RawInflater,
     output: UnsafeMutableRawBufferPointer, header: GzipHeader, headerLength: Int, crc: UInt32,
     memberSize: Int64, offset: Int64
@@ -100,7 +100,7 @@ struct GzipDecoder {
   /// Decodes `input`, passing each chunk of uncompressed data to `sink`.
   ///
   /// - Throws: ``GzipFormatError`` naming the fault and where it is, or what `sink` throws.
-  mutating func feed<E: Error>(
+  package mutating func feed<E: Error>(
     _ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws(E) -> Void
   ) throws(GzipStreamError<E>) {
     var position = 0
@@ -231,7 +231,7 @@ struct GzipDecoder {
   ///
   /// - Throws: ``GzipFormatError/empty`` for no input at all, `truncated` when the input
   ///   stopped inside a member.
-  func finish() throws(GzipFormatError) {
+  package func finish() throws(GzipFormatError) {
     switch state {
     case .betweenMembers, .padding, .passingThrough:
       return
@@ -244,7 +244,7 @@ struct GzipDecoder {
 }
 
 /// A failure while decoding: the data's fault, or the sink's (writing the output).
-enum GzipStreamError<SinkError: Error>: Error {
+package enum GzipStreamError<SinkError: Error>: Error {
   case format(GzipFormatError)
   case sink(SinkError)
 }

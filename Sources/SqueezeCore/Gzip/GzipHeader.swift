@@ -5,17 +5,17 @@ import SqueezeEngines
 /// squeeze writes the 10 fixed bytes (ID1 ID2 CM FLG MTIME XFL OS) and, unless `-n`, the
 /// original file name (FNAME); it writes no FEXTRA, FCOMMENT or FHCRC, so outputs are the
 /// size gzip's would be. The parser accepts every field RFC 1952 defines.
-struct GzipHeader: Sendable, Equatable {
+package struct GzipHeader: Sendable, Equatable {
   /// MTIME: the original file's modification time in seconds since the epoch; 0 means none
   /// (RFC 1952 §2.3.1). Times outside 1 ... 2^32-1 are stored as 0, as gzip does.
-  var modificationTime: UInt32
+  package var modificationTime: UInt32
   /// FNAME: the original file name without the folder, as raw bytes (no NUL); nil when
   /// absent.
-  var name: [UInt8]?
+  package var name: [UInt8]?
   /// FCOMMENT, as raw bytes; squeeze never writes one.
   var comment: [UInt8]?
   /// FEXTRA's payload; squeeze never writes one.
-  var extra: [UInt8]?
+  package var extra: [UInt8]?
   /// XFL: 2 = slowest compression (level 9 and above), 4 = fastest (level 1), otherwise 0.
   var extraFlags: UInt8
   /// OS: 3 = Unix (RFC 1952 §2.3.1).
@@ -31,7 +31,7 @@ struct GzipHeader: Sendable, Equatable {
   ///   - name: the file's base name, or nil for `-n`.
   ///   - modificationTime: the file's modification time, or nil for `-n`.
   ///   - level: the compression level (sets XFL).
-  init(name: [UInt8]?, modificationTime: Timestamp?, level: CompressionLevel) {
+  package init(name: [UInt8]?, modificationTime: Timestamp?, level: CompressionLevel) {
     self.name = name
     if let seconds = modificationTime?.seconds, seconds > 0, seconds <= Int64(UInt32.max) {
       self.modificationTime = UInt32(seconds)
@@ -46,7 +46,8 @@ struct GzipHeader: Sendable, Equatable {
     hasHeaderCRC = false
   }
 
-  init(
+  /// A header with every field given, as a reader found it (RFC 1952 §2.3.1).
+  package init(
     modificationTime: UInt32, name: [UInt8]?, comment: [UInt8]?, extra: [UInt8]?,
     extraFlags: UInt8, operatingSystem: UInt8, isText: Bool, hasHeaderCRC: Bool
   ) {
@@ -61,23 +62,26 @@ struct GzipHeader: Sendable, Equatable {
   }
 
   /// ID1 ID2 (RFC 1952 §2.3.1).
-  static let magic: (UInt8, UInt8) = (0x1F, 0x8B)
+  package static let magic: (UInt8, UInt8) = (0x1F, 0x8B)
   /// CM = 8: deflate.
   static let deflateMethod: UInt8 = 8
 
   /// FLG bits (RFC 1952 §2.3.1).
-  enum Flag {
-    static let text: UInt8 = 0x01
+  package enum Flag {
+    /// FTEXT: the data is probably text.
+    package static let text: UInt8 = 0x01
     static let headerCRC: UInt8 = 0x02
-    static let extra: UInt8 = 0x04
-    static let name: UInt8 = 0x08
+    /// FEXTRA: an extra field follows the fixed header.
+    package static let extra: UInt8 = 0x04
+    /// FNAME: a zero-terminated original file name follows.
+    package static let name: UInt8 = 0x08
     static let comment: UInt8 = 0x10
     /// Bits 5–7 are reserved and must be zero.
     static let reserved: UInt8 = 0xE0
   }
 
   /// The header's bytes, appended to `output`.
-  func encode(into output: inout [UInt8]) {
+  package func encode(into output: inout [UInt8]) {
     var flags: UInt8 = 0
     if isText { flags |= Flag.text }
     if extra != nil { flags |= Flag.extra }
@@ -106,7 +110,7 @@ struct GzipHeader: Sendable, Equatable {
   }
 
   /// The header's bytes.
-  var encoded: [UInt8] {
+  package var encoded: [UInt8] {
     var output: [UInt8] = []
     // One allocation: 10 fixed bytes, then the optional fields (RFC 1952 section 2.3).
     output.reserveCapacity(
@@ -117,7 +121,7 @@ struct GzipHeader: Sendable, Equatable {
   }
 
   /// What parsing the start of a buffer as a gzip header found.
-  enum ParseResult: Equatable, Sendable {
+  package enum ParseResult: Equatable, Sendable {
     /// A complete header of `length` bytes.
     case header(GzipHeader, length: Int)
     /// The buffer ends inside the header; `length` bytes do not suffice.
@@ -128,7 +132,7 @@ struct GzipHeader: Sendable, Equatable {
 
   /// Parses a header at the start of `bytes` (RFC 1952 §2.3), checking the magic number,
   /// the method, the reserved flag bits and, when FHCRC is set, the header's CRC-16.
-  static func parse(_ bytes: UnsafeRawBufferPointer) -> ParseResult {
+  package static func parse(_ bytes: UnsafeRawBufferPointer) -> ParseResult {
     let count = bytes.count
     if count >= 1 && bytes[0] != magic.0 { return .invalid(.badMagic) }
     if count >= 2 && bytes[1] != magic.1 { return .invalid(.badMagic) }
@@ -181,24 +185,27 @@ struct GzipHeader: Sendable, Equatable {
 }
 
 /// The 8-byte member trailer (RFC 1952 §2.3.1): CRC32 and ISIZE, little-endian.
-struct GzipTrailer: Sendable, Equatable {
+package struct GzipTrailer: Sendable, Equatable {
   /// CRC-32 of the uncompressed data.
-  var crc: UInt32
+  package var crc: UInt32
   /// ISIZE: the uncompressed size modulo 2^32.
-  var size: UInt32
+  package var size: UInt32
 
-  init(crc: UInt32, uncompressedSize: Int64) {
+  /// The trailer of `uncompressedSize` bytes whose CRC-32 is `crc` (ISIZE is the size
+  /// modulo 2^32).
+  package init(crc: UInt32, uncompressedSize: Int64) {
     self.crc = crc
     self.size = UInt32(truncatingIfNeeded: uncompressedSize)
   }
 
-  init(crc: UInt32, size: UInt32) {
+  /// The trailer with CRC32 `crc` and ISIZE `size`, as read from a member.
+  package init(crc: UInt32, size: UInt32) {
     self.crc = crc
     self.size = size
   }
 
   /// The trailer's 8 bytes.
-  var encoded: [UInt8] {
+  package var encoded: [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(8)
     appendLittleEndian(crc, to: &output)
@@ -207,7 +214,7 @@ struct GzipTrailer: Sendable, Equatable {
   }
 
   /// Reads a trailer from exactly 8 bytes.
-  init?(_ bytes: UnsafeRawBufferPointer) {
+  package init?(_ bytes: UnsafeRawBufferPointer) {
     guard bytes.count == 8 else { return nil }
     func word(_ at: Int) -> UInt32 {
       UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
@@ -226,7 +233,7 @@ func appendLittleEndian(_ value: UInt32, to output: inout [UInt8]) {
 }
 
 /// Why bytes are not a valid gzip file (RFC 1952), as reported by `-d`, `-t` and `-l`.
-enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   /// The file is empty: not even a header.
   case empty
   /// The first two bytes are not 1f 8b.
@@ -250,7 +257,8 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A header longer than squeeze accepts (1 MiB of optional fields).
   case headerTooLong(offset: Int64)
 
-  var description: String {
+  /// The fault in lowercase words, for messages: `not in gzip format`, `crc error`.
+  package var description: String {
     switch self {
     case .empty: "empty file, not in gzip format"
     case .badMagic: "not in gzip format (bad magic number)"

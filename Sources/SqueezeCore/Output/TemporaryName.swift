@@ -21,13 +21,13 @@ import Synchronization
 /// writer). Any other temporary (another host sharing the folder, another container) is
 /// stale only once it has not been written for ``abandonedAfter`` seconds: a live run writes
 /// its temporaries continuously and renames them within seconds of finishing them.
-struct TemporaryNamer: Sendable {
+package struct TemporaryNamer: Sendable {
   /// The fixed part: `.squeeze-<host>-<boot>-<pidns>-<pid>-<start>-`.
-  let prefix: String
+  package let prefix: String
   /// `prefix` as bytes.
   private let prefixBytes: [UInt8]
   /// The identity of this process, for the staleness test.
-  let identity: ProcessIdentity
+  package let identity: ProcessIdentity
   /// The counter for `n`.
   private let counter: Counter
 
@@ -39,11 +39,12 @@ struct TemporaryNamer: Sendable {
   }
 
   /// The namer for the running process.
-  init() {
+  package init() {
     self.init(identity: .current)
   }
 
-  init(identity: ProcessIdentity) {
+  /// The namer of a process with `identity` (tests give others than this process's).
+  package init(identity: ProcessIdentity) {
     self.identity = identity
     prefix = ".squeeze-\(identity.tag)-"
     prefixBytes = Array(prefix.utf8)
@@ -56,7 +57,7 @@ struct TemporaryNamer: Sendable {
   static let commonSuffix = Array(".tmp".utf8)
 
   /// A fresh name, unique within this process.
-  func next() -> RawPath {
+  package func next() -> RawPath {
     let number = counter.value.wrappingAdd(1, ordering: .relaxed).newValue
     // Built as bytes (one allocation): this runs once per output file.
     let digits = max(1, (UInt64.bitWidth - number.leadingZeroBitCount + 3) / 4)
@@ -81,7 +82,7 @@ struct TemporaryNamer: Sendable {
   /// ``maximumLength`` bytes. A file of the user's that merely starts with `.squeeze-` and
   /// ends with `.tmp` (`.squeeze-notes.tmp`) is not one: it is compressed like any file and
   /// never removed as a stale temporary.
-  static func isTemporary(_ name: RawPath) -> Bool {
+  package static func isTemporary(_ name: RawPath) -> Bool {
     let bytes = name.bytes
     guard bytes.count <= maximumLength, bytes.count > commonPrefix.count + commonSuffix.count,
       bytes.starts(with: commonPrefix), name.hasSuffix(commonSuffix)
@@ -104,7 +105,7 @@ struct TemporaryNamer: Sendable {
   }
 
   /// What a temporary's name says about the run that wrote it.
-  enum Owner: Equatable, Sendable {
+  package enum Owner: Equatable, Sendable {
     /// A running process of this host, boot and PID namespace: leave it.
     case live
     /// A process of this host, boot and PID namespace that has ended, or an earlier boot:
@@ -115,7 +116,7 @@ struct TemporaryNamer: Sendable {
   }
 
   /// Decides from its name whether the run that wrote the temporary `name` is alive.
-  func owner(of name: RawPath) -> Owner {
+  package func owner(of name: RawPath) -> Owner {
     guard TemporaryNamer.isTemporary(name) else { return .unknown }
     let text = String(decoding: name.bytes, as: UTF8.self)
     let fields = text.dropFirst(TemporaryNamer.commonPrefix.count).dropLast(4).split(separator: "-")
@@ -130,7 +131,7 @@ struct TemporaryNamer: Sendable {
   }
 
   /// Decides whether the temporary `name`, last modified at `modified`, may be removed.
-  func isStale(_ name: RawPath, modified: Timestamp, now: Timestamp = .now) -> Bool {
+  package func isStale(_ name: RawPath, modified: Timestamp, now: Timestamp = .now) -> Bool {
     switch owner(of: name) {
     case .live: false
     case .stale: true
@@ -140,25 +141,25 @@ struct TemporaryNamer: Sendable {
 }
 
 /// Who this process is, as far as temporary names need to know.
-struct ProcessIdentity: Sendable {
+package struct ProcessIdentity: Sendable {
   /// FNV-1a hash of the host name, 8 hex digits.
-  var hostHash: String
+  package var hostHash: String
   /// The first 8 hex digits of `/proc/sys/kernel/random/boot_id`.
-  var bootID: String
+  package var bootID: String
   /// The inode of `/proc/self/ns/pid`, in hex.
-  var pidNamespace: String
+  package var pidNamespace: String
   /// The process id.
-  var pid: Int32
+  package var pid: Int32
   /// The process start time in clock ticks since boot.
   var startTicks: UInt64
 
   /// `<host>-<boot>-<pidns>-<pid>-<start>`.
-  var tag: String {
+  package var tag: String {
     "\(hostHash)-\(bootID)-\(pidNamespace)-\(String(pid, radix: 16))-\(String(startTicks, radix: 16))"
   }
 
   /// This process.
-  static let current: ProcessIdentity = {
+  package static let current: ProcessIdentity = {
     var host = [CChar](repeating: 0, count: 256)
     gethostname(&host, host.count - 1)
     let hostBytes = host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -191,7 +192,7 @@ struct ProcessIdentity: Sendable {
 }
 
 /// Reads a small file (at most 4 KiB) such as one under `/proc`; nil when it cannot.
-func readSmallFile(_ path: String) -> [UInt8]? {
+package func readSmallFile(_ path: String) -> [UInt8]? {
   guard
     let descriptor = try? FileDescriptor.open(RawPath(path), flags: O_RDONLY, symlinks: .always)
   else { return nil }

@@ -1,9 +1,9 @@
 /// Human-readable quantities for progress and summaries: decimal (SI) units, as `ls -h --si`,
 /// `du --si` and hyperfine print them.
-enum ByteFormat {
+package enum ByteFormat {
   /// `bytes` with a decimal unit and three significant digits: `999 B`, `1.23 kB`,
   /// `45.6 MB`, `789 GB`.
-  static func format(_ bytes: Int64) -> String {
+  package static func format(_ bytes: Int64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB", "PB", "EB"]
     var value = Double(bytes)
     var unit = 0
@@ -17,7 +17,7 @@ enum ByteFormat {
   }
 
   /// `value` with exactly `digits` decimals (no locale, no exponent).
-  static func fixed(_ value: Double, _ digits: Int) -> String {
+  package static func fixed(_ value: Double, _ digits: Int) -> String {
     guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
@@ -32,7 +32,7 @@ enum ByteFormat {
   }
 
   /// A count with thousands separators: `12,345`.
-  static func count(_ value: Int) -> String {
+  package static func count(_ value: Int) -> String {
     let digits = String(value.magnitude)
     var result = ""
     for (index, character) in digits.enumerated() {
@@ -43,7 +43,7 @@ enum ByteFormat {
   }
 
   /// Seconds as `m:ss` (or `h:mm:ss` from an hour on).
-  static func clock(_ seconds: Double) -> String {
+  package static func clock(_ seconds: Double) -> String {
     guard seconds.isFinite && seconds >= 0 else { return "--:--" }
     let total = Int(seconds.rounded())
     let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
@@ -52,19 +52,19 @@ enum ByteFormat {
   }
 
   /// A duration in seconds for summaries: `0.123 s`, `12.3 s`, `123 s`.
-  static func seconds(_ value: Double) -> String {
+  package static func seconds(_ value: Double) -> String {
     let digits = value >= 100 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3
     return "\(fixed(value, digits)) s"
   }
 
   /// Seconds as milliseconds for summaries: `0.4 ms`, `12 ms`, `3120 ms`.
-  static func milliseconds(_ seconds: Double) -> String {
+  package static func milliseconds(_ seconds: Double) -> String {
     let value = seconds * 1000
     return "\(fixed(value, value >= 10 ? 0 : 1)) ms"
   }
 
   /// The share of `part` in `whole` as a percentage with one decimal: `27.9 %`.
-  static func percent(_ part: Int64, of whole: Int64) -> String {
+  package static func percent(_ part: Int64, of whole: Int64) -> String {
     guard whole > 0 else { return "0.0 %" }
     return "\(fixed(Double(part) * 100 / Double(whole), 1)) %"
   }

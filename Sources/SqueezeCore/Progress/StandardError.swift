@@ -3,31 +3,32 @@ import Glibc
 
 /// Where squeeze's human output goes (spec §3: progress, summaries, `-v` lines and errors
 /// go to stderr; stdout carries only `--json`, `-l` tables and `-c` data).
-struct TextOutput: Sendable {
+package struct TextOutput: Sendable {
   /// The file descriptor written to.
-  let descriptor: Int32
+  package let descriptor: Int32
 
   /// Standard error (2).
-  static let standardError = TextOutput(descriptor: 2)
+  package static let standardError = TextOutput(descriptor: 2)
   /// Standard output (1).
-  static let standardOutput = TextOutput(descriptor: 1)
+  package static let standardOutput = TextOutput(descriptor: 1)
 
-  init(descriptor: Int32) {
+  /// Text written to `descriptor`, which the caller keeps open.
+  package init(descriptor: Int32) {
     self.descriptor = descriptor
   }
 
   /// True when the descriptor is a terminal (`isatty(3)`).
-  var isTerminal: Bool { isatty(descriptor) == 1 }
+  package var isTerminal: Bool { isatty(descriptor) == 1 }
 
   /// The terminal's width in columns, or 80 when it does not say.
-  var columns: Int {
+  package var columns: Int {
     let columns = Int(squeeze_terminal_columns(descriptor))
     return columns > 0 ? columns : 80
   }
 
   /// Writes `text` with one `write(2)` where possible, so lines from different threads do not
   /// interleave. Errors (a closed pipe) are ignored: there is nowhere left to report them.
-  func write(_ text: String) {
+  package func write(_ text: String) {
     _ = try? writeChecked(text)
   }
 
@@ -42,7 +43,7 @@ struct TextOutput: Sendable {
   /// Writes results (`--json`, `-l`) to this output; when that fails, says so on stderr.
   ///
   /// - Returns: false when the text could not be written.
-  func writeReporting(_ text: String, what: String) -> Bool {
+  package func writeReporting(_ text: String, what: String) -> Bool {
     do {
       try writeChecked(text)
       return true

@@ -4,46 +4,54 @@ import Synchronization
 /// ``TaskTracker``) as atomics, so a sampler thread can read them without entering any actor
 /// and disturbing what it measures. An increment costs ~60 ns (platform notes), well under
 /// 1 % of a small file.
-final class TaskCounters: Sendable {
+package final class TaskCounters: Sendable {
   /// Jobs executing on a thread right now: tasks and chunks of big files.
-  let running = Atomic<Int>(0)
+  package let running = Atomic<Int>(0)
   /// Tasks and chunks on an executor's queue: waiting for a thread, the actor or the main
   /// actor.
-  let enqueued = Atomic<Int>(0)
+  package let enqueued = Atomic<Int>(0)
   /// Tasks awaiting something (a slot, their publication, their chunks, a continuation).
-  let suspended = Atomic<Int>(0)
+  package let suspended = Atomic<Int>(0)
   /// Tasks created and not yet finished.
-  let alive = Atomic<Int>(0)
+  package let alive = Atomic<Int>(0)
   /// Tasks created so far (one per file, also for files that failed before starting).
-  let total = Atomic<Int>(0)
+  package let total = Atomic<Int>(0)
   /// Tasks that finished or failed.
-  let completed = Atomic<Int>(0)
+  package let completed = Atomic<Int>(0)
   /// Tasks enqueued on `ParallelCompressor`'s executor, waiting to enter the actor.
-  let actorQueue = Atomic<Int>(0)
+  package let actorQueue = Atomic<Int>(0)
   /// Tasks suspended on a continuation (reasons `slot`, `publication`, `continuation`):
   /// what is left when the run ends is the `end` event's `leakedContinuations`.
-  let continuationWaits = Atomic<Int>(0)
+  package let continuationWaits = Atomic<Int>(0)
   /// The most `running` has been.
-  let maxRunning = Atomic<Int>(0)
+  package let maxRunning = Atomic<Int>(0)
   /// The most `enqueued` has been.
-  let maxEnqueued = Atomic<Int>(0)
+  package let maxEnqueued = Atomic<Int>(0)
 
-  init() {}
+  /// Every counter at zero.
+  package init() {}
 
   /// One reading of every counter.
-  struct Snapshot: Sendable, Equatable {
-    var running = 0
-    var enqueued = 0
-    var suspended = 0
-    var alive = 0
-    var total = 0
-    var completed = 0
-    var actorQueue = 0
+  package struct Snapshot: Sendable, Equatable {
+    /// ``TaskCounters/running``.
+    package var running = 0
+    /// ``TaskCounters/enqueued``.
+    package var enqueued = 0
+    /// ``TaskCounters/suspended``.
+    package var suspended = 0
+    /// ``TaskCounters/alive``.
+    package var alive = 0
+    /// ``TaskCounters/total``.
+    package var total = 0
+    /// ``TaskCounters/completed``.
+    package var completed = 0
+    /// ``TaskCounters/actorQueue``.
+    package var actorQueue = 0
   }
 
   /// Reads every counter (each atomically; with a log the sampler reads them under the log's
   /// lock, where every change is made, so the set is one instant).
-  func snapshot() -> Snapshot {
+  package func snapshot() -> Snapshot {
     Snapshot(
       running: running.load(ordering: .relaxed), enqueued: enqueued.load(ordering: .relaxed),
       suspended: suspended.load(ordering: .relaxed), alive: alive.load(ordering: .relaxed),
@@ -52,7 +60,7 @@ final class TaskCounters: Sendable {
   }
 
   /// Accounts a task's move from `from` (nil: the task is new) to `to`.
-  func apply(from: TaskPhase?, to: TaskPhase) {
+  package func apply(from: TaskPhase?, to: TaskPhase) {
     if let from {
       leave(from)
     } else {

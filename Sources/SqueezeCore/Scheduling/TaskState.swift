@@ -3,7 +3,7 @@
 /// *running* while one of its jobs executes on a thread (also while that thread is blocked in
 /// a system call), *enqueued* while a job of it sits on an executor's queue waiting for a
 /// thread, the actor or the main actor, and *suspended* while it awaits something.
-enum TaskState: String, Sendable, CaseIterable, Codable {
+package enum TaskState: String, Sendable, CaseIterable, Codable {
   /// On an executor's queue, waiting for a thread of the cooperative pool, for
   /// `ParallelCompressor` or for the main actor (``TaskExecutor`` says which).
   case enqueued
@@ -29,7 +29,7 @@ enum TaskState: String, Sendable, CaseIterable, Codable {
   }
 
   /// True for `finished` and `failed`, which end a task.
-  var isTerminal: Bool { self == .finished || self == .failed }
+  package var isTerminal: Bool { self == .finished || self == .failed }
 
   /// Whether a task may move from `self` to `next`: any move between the live states,
   /// and from a live state to a terminal one; never out of a terminal state, never to
@@ -40,7 +40,7 @@ enum TaskState: String, Sendable, CaseIterable, Codable {
 }
 
 /// What a suspended task awaits: the `reason` of a `suspended` event (log schema 2).
-enum SuspensionReason: String, Sendable, CaseIterable {
+package enum SuspensionReason: String, Sendable, CaseIterable {
   /// A compression slot (`--jobs`): resumed through its continuation by
   /// ``CompressionSlots/release()``.
   case slot
@@ -68,11 +68,11 @@ enum SuspensionReason: String, Sendable, CaseIterable {
   /// same exactly-once contract): a task still waiting when the run ends is a leaked
   /// continuation (the `end` event's `leakedContinuations`). A `chunks` wait ends through
   /// the task group, which cannot leak.
-  var isContinuation: Bool { self != .chunks }
+  package var isContinuation: Bool { self != .chunks }
 }
 
 /// The executor an enqueued task waits for: the `on` of an `enqueued` event (log schema 2).
-enum TaskExecutor: String, Sendable, CaseIterable {
+package enum TaskExecutor: String, Sendable, CaseIterable {
   /// A thread of Swift's cooperative pool (the global concurrent executor).
   case pool
   /// `ParallelCompressor`'s serial executor (its own thread): the task counts in
@@ -93,28 +93,28 @@ enum TaskExecutor: String, Sendable, CaseIterable {
 
 /// A task's state with what qualifies it: the executor it is enqueued on, or the reason it
 /// is suspended. Packed into 16 bits so a task keeps it in one atomic.
-struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
+package struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
   /// The state.
-  var state: TaskState
+  package var state: TaskState
   /// The executor, when enqueued.
-  var executor: TaskExecutor?
+  package var executor: TaskExecutor?
   /// The reason, when suspended.
-  var reason: SuspensionReason?
+  package var reason: SuspensionReason?
 
   /// Enqueued on `executor`.
-  static func enqueued(on executor: TaskExecutor) -> TaskPhase {
+  package static func enqueued(on executor: TaskExecutor) -> TaskPhase {
     TaskPhase(state: .enqueued, executor: executor, reason: nil)
   }
   /// Running on a thread.
-  static let running = TaskPhase(state: .running, executor: nil, reason: nil)
+  package static let running = TaskPhase(state: .running, executor: nil, reason: nil)
   /// Suspended, awaiting `reason`.
-  static func suspended(_ reason: SuspensionReason) -> TaskPhase {
+  package static func suspended(_ reason: SuspensionReason) -> TaskPhase {
     TaskPhase(state: .suspended, executor: nil, reason: reason)
   }
   /// Finished.
-  static let finished = TaskPhase(state: .finished, executor: nil, reason: nil)
+  package static let finished = TaskPhase(state: .finished, executor: nil, reason: nil)
   /// Failed.
-  static let failed = TaskPhase(state: .failed, executor: nil, reason: nil)
+  package static let failed = TaskPhase(state: .failed, executor: nil, reason: nil)
 
   /// Whether a task may move from `self` to `next`: as ``TaskState/canMove(to:)``, and also
   /// from one executor's queue to another's (a task enqueued on the pool that hops onto the
@@ -135,7 +135,7 @@ struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Unpacks ``packed``.
-  init(packed: UInt16) {
+  package init(packed: UInt16) {
     let states = TaskState.allCases
     state = states[min(Int(packed & 0xFF), states.count - 1)]
     let detail = Int(packed >> 8)
@@ -150,13 +150,15 @@ struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  init(state: TaskState, executor: TaskExecutor?, reason: SuspensionReason?) {
+  /// A phase with every part given (``packed`` values unpacked, tests).
+  package init(state: TaskState, executor: TaskExecutor?, reason: SuspensionReason?) {
     self.state = state
     self.executor = executor
     self.reason = reason
   }
 
-  var description: String {
+  /// The phase in words: `enqueued on pool`, `suspended for slot`, `running`.
+  package var description: String {
     if let executor { return "enqueued on \(executor.rawValue)" }
     if let reason { return "suspended for \(reason.rawValue)" }
     return state.rawValue

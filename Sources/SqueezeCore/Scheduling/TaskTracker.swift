@@ -35,14 +35,14 @@ import Synchronization
 /// Building with `-Xswiftc -DSQUEEZE_NO_TASK_HOOKS` compiles every hook out (no counters, no
 /// per-task object), so `scripts/log-overhead` can measure what the hooks cost against the
 /// same commit without them.
-final class TaskTracker: Sendable {
+package final class TaskTracker: Sendable {
   /// The live counters.
-  let counters = TaskCounters()
+  package let counters = TaskCounters()
   /// Where events go; nil when no log is written (then nothing is formatted).
-  let log: TaskLog?
+  package let log: TaskLog?
 
   /// - Parameter log: receives one event per change, or nil.
-  init(log: TaskLog? = nil) {
+  package init(log: TaskLog? = nil) {
     self.log = log
   }
 
@@ -54,7 +54,7 @@ final class TaskTracker: Sendable {
   /// Records a new task for file `id` (1-based), born enqueued on `executor`: it counts in
   /// `total`, `alive` and `enqueued`. `file` (the path, for the log) is evaluated only when a
   /// log is written.
-  func create(
+  package func create(
     id: Int, file: @autoclosure () -> RawPath, on executor: TaskExecutor = .pool
   ) -> TrackedTask {
     #if SQUEEZE_NO_TASK_HOOKS
@@ -79,7 +79,7 @@ final class TaskTracker: Sendable {
   /// Records a file that failed before a task could start for it (an output collision, a
   /// file another argument already names): one `failed` task event with its file and
   /// error, so the timeline shows it. Counts in `total` and `completed`.
-  func failedBeforeStart(id: Int, file: @autoclosure () -> RawPath, error: String) {
+  package func failedBeforeStart(id: Int, file: @autoclosure () -> RawPath, error: String) {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let log else {
         counters.apply(from: nil, to: .failed)
@@ -158,9 +158,9 @@ final class TaskTracker: Sendable {
 /// enqueued on an actor), whoever resumes it (a slot released, a chunk ended: enqueued on the
 /// pool), and whoever ends it (the publisher's thread). The phase is one atomic, changed
 /// only through legal moves (``TaskPhase/canMove(to:)``).
-final class TrackedTask: Sendable {
+package final class TrackedTask: Sendable {
   /// The task's id: its file's index in the run, starting at 1.
-  let id: Int
+  package let id: Int
   /// The phase, packed (``TaskPhase/packed``).
   private let phase: Atomic<UInt16>
   /// Nil only for the inert task of a build without hooks.
@@ -173,9 +173,9 @@ final class TrackedTask: Sendable {
   }
 
   /// Where the task is now.
-  var current: TaskPhase { TaskPhase(packed: phase.load(ordering: .acquiring)) }
+  package var current: TaskPhase { TaskPhase(packed: phase.load(ordering: .acquiring)) }
   /// Its state now.
-  var state: TaskState { current.state }
+  package var state: TaskState { current.state }
 
   /// What ``exchange(to:when:)`` did.
   fileprivate enum Exchange {
@@ -205,7 +205,7 @@ final class TrackedTask: Sendable {
 
   /// The task's code runs on the calling thread from now on: it moves to `running` and the
   /// log records the thread (`gettid`).
-  func run() {
+  package func run() {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker else { return }
       tracker.move(self, to: .running, thread: tracker.log == nil ? 0 : squeeze_thread_id())
@@ -214,14 +214,14 @@ final class TrackedTask: Sendable {
 
   /// The task's next job waits on `executor`'s queue: it hops onto the actor or the main
   /// actor (from running, or from the pool's queue where it was created).
-  func enqueue(on executor: TaskExecutor) {
+  package func enqueue(on executor: TaskExecutor) {
     #if !SQUEEZE_NO_TASK_HOOKS
       tracker?.move(self, to: .enqueued(on: executor))
     #endif
   }
 
   /// The task awaits `reason`.
-  func suspend(_ reason: SuspensionReason) {
+  package func suspend(_ reason: SuspensionReason) {
     #if !SQUEEZE_NO_TASK_HOOKS
       tracker?.move(self, to: .suspended(reason))
     #endif
@@ -231,7 +231,7 @@ final class TrackedTask: Sendable {
   /// suspended for `reason` moves to `enqueued` on the pool, where it waits for a thread.
   /// Does nothing when the task is not waiting for `reason` (a chunk ended while its task
   /// was busy writing).
-  func resume(from reason: SuspensionReason) {
+  package func resume(from reason: SuspensionReason) {
     #if !SQUEEZE_NO_TASK_HOOKS
       tracker?.move(
         self, to: .enqueued(on: .pool),
@@ -240,7 +240,7 @@ final class TrackedTask: Sendable {
   }
 
   /// The task is done: its output is published or up to date.
-  func finish() {
+  package func finish() {
     #if !SQUEEZE_NO_TASK_HOOKS
       tracker?.move(self, to: .finished)
     #endif
@@ -253,7 +253,9 @@ final class TrackedTask: Sendable {
   ///   - error: the failure's message (``FileFailure``'s description); evaluated only when a
   ///     log is written.
   ///   - file: the file, as displayed; evaluated only when a log is written.
-  func fail(_ error: @autoclosure () -> String, file: @escaping @autoclosure () -> RawPath) {
+  package func fail(
+    _ error: @autoclosure () -> String, file: @escaping @autoclosure () -> RawPath
+  ) {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker else { return }
       if tracker.log == nil {
@@ -266,7 +268,7 @@ final class TrackedTask: Sendable {
 
   /// Chunk `index` (from 0) of this task's file is ready to run: it counts in `enqueued`
   /// until ``TrackedChunk/start()``.
-  func chunk(_ index: Int) -> TrackedChunk {
+  package func chunk(_ index: Int) -> TrackedChunk {
     let chunk = TrackedChunk(task: self, index: index)
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker else { return chunk }
@@ -282,14 +284,14 @@ final class TrackedTask: Sendable {
 /// file's task: enqueued when created (``TrackedTask/chunk(_:)``), running on a thread from
 /// ``start()`` to ``end(failed:)``. Chunks count in `running` and `enqueued`, not in
 /// `alive` or `total` (they are not files); the log has a `chunk` event for each change.
-struct TrackedChunk: Sendable {
+package struct TrackedChunk: Sendable {
   /// The file's task.
-  let task: TrackedTask
+  package let task: TrackedTask
   /// The chunk's index in its file, from 0.
-  let index: Int
+  package let index: Int
 
   /// The chunk starts running on the calling thread.
-  func start() {
+  package func start() {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker = task.trackerForChunks else { return }
       tracker.chunk(
@@ -303,7 +305,7 @@ struct TrackedChunk: Sendable {
 
   /// The chunk is done (with an error when `failed`); a task waiting for its chunks is
   /// resumed (enqueued on the pool).
-  func end(failed: Bool = false) {
+  package func end(failed: Bool = false) {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker = task.trackerForChunks else { return }
       tracker.chunk(

@@ -4,7 +4,7 @@ import Synchronization
 
 /// A serial executor with a thread of its own (SE-0392 custom actor executors): jobs run one
 /// at a time, in order, on that thread, never on Swift's cooperative pool.
-final class ThreadExecutor: SerialExecutor, Sendable {
+package final class ThreadExecutor: SerialExecutor, Sendable {
   private struct State {
     var jobs: [UnownedJob] = []
     var idle = false
@@ -13,7 +13,7 @@ final class ThreadExecutor: SerialExecutor, Sendable {
   private let wakeup = DispatchSemaphore(value: 0)
 
   /// Starts the thread, named `name` (at most 15 bytes: ``ThreadName``).
-  init(name: StaticString) {
+  package init(name: StaticString) {
     let thread = Thread { [self] in
       ThreadName.set(name)
       self.run()
@@ -21,7 +21,8 @@ final class ThreadExecutor: SerialExecutor, Sendable {
     thread.start()
   }
 
-  func enqueue(_ job: consuming ExecutorJob) {
+  /// Queues `job` to run on the executor's thread after the jobs before it.
+  package func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     let wake = state.withLock { state -> Bool in
       state.jobs.append(job)

@@ -2,14 +2,15 @@ import Synchronization
 
 /// A Boolean that any thread may set and read without a lock (a sticky flag: once set it
 /// stays set), for "stop now" requests and one-time discoveries.
-final class AtomicFlag: Sendable {
+package final class AtomicFlag: Sendable {
   private let value = Atomic<Bool>(false)
 
-  init() {}
+  /// A flag that is not set.
+  package init() {}
 
   /// True once ``set()`` has been called.
-  var isSet: Bool { value.load(ordering: .acquiring) }
+  package var isSet: Bool { value.load(ordering: .acquiring) }
 
   /// Sets the flag.
-  func set() { value.store(true, ordering: .releasing) }
+  package func set() { value.store(true, ordering: .releasing) }
 }

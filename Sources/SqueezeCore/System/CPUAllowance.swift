@@ -18,29 +18,29 @@ import Glibc
 /// `N:cpu,cpuacct:/path` for the v1 hierarchy with the cpu controller), and where each
 /// hierarchy is mounted from `/proc/self/mountinfo`; a container sees only the part of the
 /// hierarchy it is given (the mount's root), and the walk stops at that mount point.
-struct CPUAllowance: Sendable, Equatable {
+package struct CPUAllowance: Sendable, Equatable {
   /// A cgroup CPU quota: the tightest one found on the way up.
-  struct Quota: Sendable, Equatable {
+  package struct Quota: Sendable, Equatable {
     /// CPU-seconds per second: quota ÷ period (1.5 for `150000 100000`).
-    var cpus: Double
+    package var cpus: Double
     /// The cgroup folder that sets it (`/sys/fs/cgroup/cpu/batch`), as this process sees it.
-    var cgroup: String
+    package var cgroup: String
   }
 
   /// CPUs in the affinity mask (at least 1).
-  var affinityCPUs: Int
+  package var affinityCPUs: Int
   /// The tightest cgroup quota, or nil when no cgroup on the way up limits the CPU time.
-  var quota: Quota?
+  package var quota: Quota?
 
   /// The width: the fewest of the two, rounded up, at least 1.
-  var count: Int {
+  package var count: Int {
     guard let quota else { return max(1, affinityCPUs) }
     let quotaCPUs = Int(quota.cpus.rounded(.up))
     return max(1, min(affinityCPUs, quotaCPUs))
   }
 
   /// What this process may use now.
-  static var current: CPUAllowance {
+  package static var current: CPUAllowance {
     detect(root: "", affinityCPUs: affinityCPUs())
   }
 
@@ -133,7 +133,7 @@ struct CPUAllowance: Sendable, Equatable {
   }
 
   /// The quota set in one cgroup folder, in CPUs, or nil for none (or no files there).
-  static func quota(in folder: String, isV2: Bool) -> Double? {
+  package static func quota(in folder: String, isV2: Bool) -> Double? {
     if isV2 {
       // cpu.max: "$MAX $PERIOD", MAX being "max" for no limit.
       guard let text = TextFile.read(folder + "/cpu.max") else { return nil }
@@ -155,7 +155,7 @@ struct CPUAllowance: Sendable, Equatable {
 
   /// The CPUs in this thread's affinity mask (`sched_getaffinity(2)`, as `nproc` counts
   /// them), growing the mask for machines with more than 1,024 CPUs; 1 if the call fails.
-  static func affinityCPUs() -> Int {
+  package static func affinityCPUs() -> Int {
     var size = 128
     while size <= 1 << 16 {
       var mask = [UInt8](repeating: 0, count: size)

@@ -22,14 +22,14 @@ extension RelativeLocation {
   /// The entry's status, not following a link at the entry or on the way (`fstatat`).
   ///
   /// - Throws: ``SystemError``: `ENOENT` when absent, `ELOOP` for a link on the way.
-  func entryStatus() throws(SystemError) -> FileStatus {
+  package func entryStatus() throws(SystemError) -> FileStatus {
     try withFolder { (folder, name) throws(SystemError) in try FileStatus.of(name, in: folder) }
   }
 
   /// Creates the entry as a folder (`mkdirat`) with `permissions` (before the umask).
   ///
   /// - Throws: ``SystemError`` from `mkdirat(2)` (`EEXIST` when something is there).
-  func makeDirectory(permissions: mode_t) throws(SystemError) {
+  package func makeDirectory(permissions: mode_t) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       _ = try name.withCString { (cName) throws(SystemError) in
         try retryingOnInterrupt { mkdirat(folder, cName, permissions) }
@@ -41,7 +41,7 @@ extension RelativeLocation {
   /// (`AT_REMOVEDIR`).
   ///
   /// - Throws: ``SystemError`` from `unlinkat(2)`, `ENOTEMPTY` for a folder with entries.
-  func removeEntry(folder isFolder: Bool = false) throws(SystemError) {
+  package func removeEntry(folder isFolder: Bool = false) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       _ = try name.withCString { (cName) throws(SystemError) in
         try retryingOnInterrupt { unlinkat(folder, cName, isFolder ? AT_REMOVEDIR : 0) }
@@ -53,7 +53,7 @@ extension RelativeLocation {
   /// given, never resolved).
   ///
   /// - Throws: ``SystemError`` from `symlinkat(2)` (`EEXIST` when something is there).
-  func makeSymbolicLink(to target: RawPath) throws(SystemError) {
+  package func makeSymbolicLink(to target: RawPath) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       _ = try target.withCString { (cTarget) throws(SystemError) in
         try name.withCString { (cName) throws(SystemError) in
@@ -66,7 +66,7 @@ extension RelativeLocation {
   /// The target of the symbolic link at the entry (`readlinkat`), as raw bytes.
   ///
   /// - Throws: ``SystemError`` from `readlinkat(2)` (`EINVAL` when it is not a link).
-  func symbolicLinkTarget() throws(SystemError) -> RawPath {
+  package func symbolicLinkTarget() throws(SystemError) -> RawPath {
     try withFolder { (folder, name) throws(SystemError) in
       try RelativeLocation.symbolicLinkTarget(of: name, in: folder)
     }
@@ -75,7 +75,7 @@ extension RelativeLocation {
   /// The target of the symbolic link `name` in the open folder `folder` (`readlinkat`).
   ///
   /// - Throws: ``SystemError`` from `readlinkat(2)` (`EINVAL` when it is not a link).
-  static func symbolicLinkTarget(of name: RawPath, in folder: Int32) throws(SystemError)
+  package static func symbolicLinkTarget(of name: RawPath, in folder: Int32) throws(SystemError)
     -> RawPath
   {
     try name.withCString { (cName) throws(SystemError) -> RawPath in
@@ -99,7 +99,7 @@ extension RelativeLocation {
   /// nanosecond (`utimensat` with `AT_SYMLINK_NOFOLLOW`).
   ///
   /// - Throws: ``SystemError`` from `utimensat(2)`.
-  func setTimes(access: Timestamp, modification: Timestamp) throws(SystemError) {
+  package func setTimes(access: Timestamp, modification: Timestamp) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       var times = (access.timespec, modification.timespec)
       _ = try name.withCString { (cName) throws(SystemError) in
@@ -117,7 +117,7 @@ extension RelativeLocation {
   /// `AT_SYMLINK_NOFOLLOW`); only root may give them away.
   ///
   /// - Throws: ``SystemError`` from `fchownat(2)`.
-  func setOwner(user: UInt32, group: UInt32) throws(SystemError) {
+  package func setOwner(user: UInt32, group: UInt32) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       _ = try name.withCString { (cName) throws(SystemError) in
         try retryingOnInterrupt { fchownat(folder, cName, user, group, AT_SYMLINK_NOFOLLOW) }
@@ -130,7 +130,7 @@ extension RelativeLocation {
   /// not root), `fchmodat` once `fstatat` has shown it is a folder and not a link.
   ///
   /// - Throws: ``SystemError``; `ENOTDIR` when the entry is not a folder.
-  func setFolderPermissions(_ permissions: mode_t) throws(SystemError) {
+  package func setFolderPermissions(_ permissions: mode_t) throws(SystemError) {
     try withFolder { (folder, name) throws(SystemError) in
       do throws(SystemError) {
         let opened = try FileDescriptor.open(
@@ -148,7 +148,7 @@ extension RelativeLocation {
   }
 
   /// How ``rename(to:_:)`` treats an entry at the destination.
-  enum RenameMode: Sendable {
+  package enum RenameMode: Sendable {
     /// Fail with `EEXIST` when the destination exists (`RENAME_NOREPLACE`).
     case noReplace
     /// Replace a file or link at the destination atomically (`renameat`).
@@ -161,7 +161,7 @@ extension RelativeLocation {
   /// Renames this entry to `destination` (`renameat2`), neither path passing a link.
   ///
   /// - Throws: ``SystemError`` from `renameat2(2)`.
-  func rename(to destination: RelativeLocation, _ mode: RenameMode) throws(SystemError) {
+  package func rename(to destination: RelativeLocation, _ mode: RenameMode) throws(SystemError) {
     try withFolder { (fromFolder, fromName) throws(SystemError) in
       try destination.withFolder { (toFolder, toName) throws(SystemError) in
         _ = try fromName.withCString { (cFrom) throws(SystemError) in
@@ -186,7 +186,7 @@ extension RelativeLocation {
   ///
   /// - Throws: ``SystemError`` from `linkat(2)` (`EEXIST` when the destination exists,
   ///   `EXDEV` across file systems).
-  func hardLink(at destination: RelativeLocation) throws(SystemError) {
+  package func hardLink(at destination: RelativeLocation) throws(SystemError) {
     try withFolder { (fromFolder, fromName) throws(SystemError) in
       try destination.withFolder { (toFolder, toName) throws(SystemError) in
         _ = try fromName.withCString { (cFrom) throws(SystemError) in
@@ -200,7 +200,7 @@ extension RelativeLocation {
 
   /// True when this process may list, search and write the folder at the entry
   /// (`faccessat` with `AT_EACCESS`: root may whatever the bits say).
-  func isWritableFolder() -> Bool {
+  package func isWritableFolder() -> Bool {
     (try? withFolder { (folder, name) throws(SystemError) in
       try name.withCString { (cName) throws(SystemError) in
         _ = try retryingOnInterrupt {
@@ -211,7 +211,7 @@ extension RelativeLocation {
   }
 
   /// True when the folder at the entry has no entries (or cannot be listed: false).
-  func isEmptyFolder() -> Bool {
+  package func isEmptyFolder() -> Bool {
     guard
       let folder = try? FileDescriptor.open(
         relativePath, in: base, flags: O_RDONLY | O_DIRECTORY, symlinks: symlinks.forFolders),

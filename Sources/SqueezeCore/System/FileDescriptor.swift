@@ -4,12 +4,12 @@ import Glibc
 /// An open file descriptor that is closed exactly once: by ``close()`` or, failing that,
 /// when the value goes out of scope (the swift-system `FileDescriptor` habit, made
 /// non-copyable so it cannot be closed twice or leaked by a copy).
-struct FileDescriptor: ~Copyable {
+package struct FileDescriptor: ~Copyable {
   /// The kernel's descriptor number.
-  let rawValue: Int32
+  package let rawValue: Int32
 
   /// Takes ownership of an open descriptor.
-  init(owning rawValue: Int32) {
+  package init(owning rawValue: Int32) {
     self.rawValue = rawValue
   }
 
@@ -21,7 +21,7 @@ struct FileDescriptor: ~Copyable {
   /// failed write is only reported here).
   ///
   /// - Throws: ``SystemError`` from `close(2)`; the descriptor is released either way.
-  consuming func close() throws(SystemError) {
+  package consuming func close() throws(SystemError) {
     let descriptor = rawValue
     discard self
     if Glibc.close(descriptor) != 0 {
@@ -31,7 +31,7 @@ struct FileDescriptor: ~Copyable {
   }
 
   /// Gives up ownership without closing: the caller now owns the returned number.
-  consuming func release() -> Int32 {
+  package consuming func release() -> Int32 {
     let descriptor = rawValue
     discard self
     return descriptor
@@ -52,7 +52,7 @@ struct FileDescriptor: ~Copyable {
   ///   - permissions: the mode for `O_CREAT`.
   ///   - symlinks: which symbolic links on the way may be followed.
   /// - Throws: ``SystemError`` from the failing `openat` call.
-  static func open(
+  package static func open(
     _ path: RawPath, in directory: Int32 = AT_FDCWD, flags: Int32, permissions: mode_t = 0,
     symlinks: SymlinkPolicy = .never
   ) throws(SystemError) -> FileDescriptor {
@@ -81,7 +81,7 @@ struct FileDescriptor: ~Copyable {
   }
 
   /// Paths shorter than this go to the kernel in one piece (`PATH_MAX` is 4096 with the NUL).
-  static let pathSliceLimit = 4000
+  package static let pathSliceLimit = 4000
 
   /// Splits a long relative path at slashes into slices shorter than ``pathSliceLimit``.
   static func longPathSlices(_ path: RawPath) -> [RawPath] {
@@ -139,7 +139,7 @@ struct FileDescriptor: ~Copyable {
   ///
   /// - Returns: the number of bytes read; 0 at end of file.
   /// - Throws: ``SystemError`` from `read(2)`.
-  func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+  package func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
     try retryingOnInterrupt { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
   }
 
@@ -147,7 +147,7 @@ struct FileDescriptor: ~Copyable {
   ///
   /// - Returns: the number of bytes read; less than `buffer.count` only at end of file.
   /// - Throws: ``SystemError`` from `read(2)`.
-  func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+  package func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
     var total = 0
     while total < buffer.count {
       let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]))
@@ -162,7 +162,7 @@ struct FileDescriptor: ~Copyable {
   ///
   /// - Returns: the number of bytes read.
   /// - Throws: ``SystemError`` from `pread(2)`.
-  func readFully(
+  package func readFully(
     into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
   ) throws(SystemError) -> Int {
     var total = 0
@@ -181,14 +181,14 @@ struct FileDescriptor: ~Copyable {
   ///
   /// - Throws: ``SystemError`` from `write(2)`, for example `ENOSPC` on a full disk or
   ///   `EFBIG` past a file-size limit (`SIGXFSZ` is ignored by squeeze).
-  func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+  package func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
     try SqueezeCore.writeAll(bytes, to: rawValue)
   }
 
   /// Writes all of `bytes`.
   ///
   /// - Throws: ``SystemError`` from `write(2)`.
-  func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+  package func writeAll(_ bytes: [UInt8]) throws(SystemError) {
     try SqueezeCore.writeAll(bytes, to: rawValue)
   }
 
@@ -196,7 +196,7 @@ struct FileDescriptor: ~Copyable {
   ///
   /// - Returns: the number of bytes read.
   /// - Throws: ``SystemError`` from `pread(2)`.
-  func readFully(into bytes: inout [UInt8], at offset: Int64) throws(SystemError) -> Int {
+  package func readFully(into bytes: inout [UInt8], at offset: Int64) throws(SystemError) -> Int {
     var failure: SystemError? = nil
     let count = bytes.withUnsafeMutableBytes { raw -> Int in
       do throws(SystemError) { return try readFully(into: raw, at: offset) } catch {
@@ -211,20 +211,20 @@ struct FileDescriptor: ~Copyable {
   /// The file's status (`fstat(2)`).
   ///
   /// - Throws: ``SystemError`` from `fstat(2)`.
-  func status() throws(SystemError) -> FileStatus {
+  package func status() throws(SystemError) -> FileStatus {
     var raw = stat()
     _ = try retryingOnInterrupt { fstat(rawValue, &raw) }
     return FileStatus(raw)
   }
 
   /// Flushes the file's data and metadata to the device (`fsync(2)`).
-  func sync() throws(SystemError) {
+  package func sync() throws(SystemError) {
     _ = try retryingOnInterrupt { fsync(rawValue) }
   }
 }
 
 /// Which symbolic links resolving a path may follow.
-enum SymlinkPolicy: Sendable, Hashable {
+package enum SymlinkPolicy: Sendable, Hashable {
   /// None, anywhere on the path (`RESOLVE_NO_SYMLINKS`): the default, so nothing listed can
   /// be swapped for a link.
   case never
@@ -235,5 +235,5 @@ enum SymlinkPolicy: Sendable, Hashable {
   case always
 
   /// The policy for the leading folders of a path opened slice by slice.
-  var forFolders: SymlinkPolicy { self == .never ? .never : .always }
+  package var forFolders: SymlinkPolicy { self == .never ? .never : .always }
 }

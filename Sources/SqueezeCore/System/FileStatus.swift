@@ -1,45 +1,50 @@
 import Glibc
 
 /// A point in time as the file system stores it: seconds and nanoseconds since the Unix epoch.
-struct Timestamp: Hashable, Sendable, Comparable {
+package struct Timestamp: Hashable, Sendable, Comparable {
   /// Whole seconds since 1970-01-01 00:00:00 UTC (negative before it).
-  var seconds: Int64
+  package var seconds: Int64
   /// Nanoseconds within the second, 0 ..< 1,000,000,000.
-  var nanoseconds: Int32
+  package var nanoseconds: Int32
 
-  init(seconds: Int64, nanoseconds: Int32) {
+  /// `seconds` and `nanoseconds` (0 ..< 1,000,000,000) since the epoch.
+  package init(seconds: Int64, nanoseconds: Int32) {
     self.seconds = seconds
     self.nanoseconds = nanoseconds
   }
 
-  init(_ spec: timespec) {
+  /// The time a `timespec` holds.
+  package init(_ spec: timespec) {
     self.init(seconds: Int64(spec.tv_sec), nanoseconds: Int32(spec.tv_nsec))
   }
 
-  var timespec: Glibc.timespec {
+  /// The time as a `timespec`, for `futimens(2)` and `utimensat(2)`.
+  package var timespec: Glibc.timespec {
     Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
   }
 
   /// The current wall-clock time (`CLOCK_REALTIME`).
-  static var now: Timestamp {
+  package static var now: Timestamp {
     var spec = Glibc.timespec()
     clock_gettime(CLOCK_REALTIME, &spec)
     return Timestamp(spec)
   }
 
   /// Seconds since the epoch as a double (for display and durations).
-  var secondsSinceEpoch: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+  package var secondsSinceEpoch: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
-  static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+  /// True when `lhs` is earlier than `rhs`.
+  package static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
     (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
   }
 }
 
 /// The kind of a directory entry, from `st_mode` (or `d_type` during a walk).
-enum FileKind: Sendable, Hashable {
+package enum FileKind: Sendable, Hashable {
   case regular, directory, symbolicLink, characterDevice, blockDevice, fifo, socket, unknown
 
-  init(mode: mode_t) {
+  /// The kind the type bits (`S_IFMT`) of `mode` name.
+  package init(mode: mode_t) {
     switch mode & S_IFMT {
     case S_IFREG: self = .regular
     case S_IFDIR: self = .directory
@@ -53,27 +58,47 @@ enum FileKind: Sendable, Hashable {
   }
 }
 
-/// What `fstat(2)` reports about a file, in the units the kernel uses.
-struct FileStatus: Sendable, Hashable {
-  /// The device holding the file (`st_dev`).
-  var device: UInt64
-  /// The inode number (`st_ino`); with `device`, the file's identity.
-  var inode: UInt64
-  /// Type and permission bits (`st_mode`).
-  var mode: UInt32
-  /// Number of hard links (`st_nlink`).
-  var linkCount: UInt64
-  /// Owner and group ids.
-  var userID: UInt32
-  var groupID: UInt32
-  /// Size in bytes (`st_size`).
-  var size: Int64
-  /// Last access, modification and status change times.
-  var accessTime: Timestamp
-  var modificationTime: Timestamp
-  var changeTime: Timestamp
+extension FileKind: CustomStringConvertible {
+  /// The kind as a phrase for messages: "a regular file", "a folder", "a named pipe".
+  package var description: String {
+    switch self {
+    case .regular: "a regular file"
+    case .directory: "a folder"
+    case .symbolicLink: "a symbolic link"
+    case .characterDevice: "a character device"
+    case .blockDevice: "a block device"
+    case .fifo: "a named pipe"
+    case .socket: "a socket"
+    case .unknown: "of unknown type"
+    }
+  }
+}
 
-  init(_ raw: stat) {
+/// What `fstat(2)` reports about a file, in the units the kernel uses.
+package struct FileStatus: Sendable, Hashable {
+  /// The device holding the file (`st_dev`).
+  package var device: UInt64
+  /// The inode number (`st_ino`); with `device`, the file's identity.
+  package var inode: UInt64
+  /// Type and permission bits (`st_mode`).
+  package var mode: UInt32
+  /// Number of hard links (`st_nlink`).
+  package var linkCount: UInt64
+  /// Owner and group ids.
+  package var userID: UInt32
+  /// The group id (`st_gid`).
+  package var groupID: UInt32
+  /// Size in bytes (`st_size`).
+  package var size: Int64
+  /// Last access, modification and status change times.
+  package var accessTime: Timestamp
+  /// Last modification (`st_mtim`).
+  package var modificationTime: Timestamp
+  /// Last status change (`st_ctim`).
+  package var changeTime: Timestamp
+
+  /// The status `fstat(2)` or `fstatat(2)` filled in.
+  package init(_ raw: stat) {
     device = UInt64(raw.st_dev)
     inode = UInt64(raw.st_ino)
     mode = UInt32(raw.st_mode)
@@ -87,14 +112,14 @@ struct FileStatus: Sendable, Hashable {
   }
 
   /// The file's kind, from the type bits of ``mode``.
-  var kind: FileKind { FileKind(mode: mode_t(mode)) }
+  package var kind: FileKind { FileKind(mode: mode_t(mode)) }
 
   /// The permission bits (`0o7777` of ``mode``: rwx for user, group, others, and the
   /// setuid, setgid and sticky bits).
-  var permissions: UInt32 { mode & 0o7777 }
+  package var permissions: UInt32 { mode & 0o7777 }
 
   /// True when `other` is the same file (same device and inode).
-  func isSameFile(as other: FileStatus) -> Bool {
+  package func isSameFile(as other: FileStatus) -> Bool {
     device == other.device && inode == other.inode
   }
 
@@ -102,7 +127,7 @@ struct FileStatus: Sendable, Hashable {
   /// symbolic link (`fstatat(2)` with `AT_SYMLINK_NOFOLLOW`, or following it when asked).
   ///
   /// - Throws: ``SystemError`` from `fstatat(2)`.
-  static func of(
+  package static func of(
     _ name: RawPath, in directory: Int32, followingSymlinks: Bool = false
   ) throws(SystemError) -> FileStatus {
     var raw = stat()

@@ -3,37 +3,37 @@ import Glibc
 /// The mounts this process sees, from `/proc/self/mountinfo` (proc(5), "/proc/pid/mountinfo"):
 /// for each, its device, the folder of its file system that is mounted (`root`), where
 /// (`mountPoint`), its type and its super-block options.
-struct MountTable: Sendable, Equatable {
+package struct MountTable: Sendable, Equatable {
   /// One line of `mountinfo`.
-  struct Mount: Sendable, Equatable {
+  package struct Mount: Sendable, Equatable {
     /// The device's major number (field 3, `major:minor`).
     var major: UInt32
     /// The device's minor number.
     var minor: UInt32
     /// The folder of the file system that is mounted here (field 4; `/` for the whole).
-    var root: String
+    package var root: String
     /// Where it is mounted (field 5), with `\040`-style octal escapes decoded.
-    var mountPoint: String
+    package var mountPoint: String
     /// The file system type after the `-` separator: `cgroup`, `cgroup2`, `ext4`.
-    var type: String
+    package var type: String
     /// The super-block options after the source: for a cgroup v1 hierarchy, its
     /// controllers among them (`rw,cpu,cpuacct`).
     var superOptions: [String]
   }
 
   /// The mounts, in the file's order (later mounts hide earlier ones at the same point).
-  var mounts: [Mount]
+  package var mounts: [Mount]
 
   /// Reads `root` + `/proc/self/mountinfo` (`root` is empty for the real one; tests hand a
   /// folder laid out like `/`).
   ///
   /// - Returns: the table, empty when the file cannot be read.
-  static func read(root: String = "") -> MountTable {
+  package static func read(root: String = "") -> MountTable {
     MountTable(parsing: TextFile.read(root + "/proc/self/mountinfo") ?? "")
   }
 
   /// Parses `mountinfo` text; lines that do not have its shape are left out.
-  init(parsing text: String) {
+  package init(parsing text: String) {
     mounts = text.split(separator: "\n").compactMap { line in
       let fields = line.split(separator: " ").map(String.init)
       guard let separator = fields.firstIndex(of: "-"), separator >= 6,
@@ -51,7 +51,7 @@ struct MountTable: Sendable, Equatable {
 
   /// The mount point of the file system on device `device` (`st_dev`), the last one listed
   /// when it is mounted more than once; nil when none is.
-  func mountPoint(of device: UInt64) -> String? {
+  package func mountPoint(of device: UInt64) -> String? {
     let major = UInt32(truncatingIfNeeded: (device >> 8) & 0xFFF | (device >> 32) & ~0xFFF)
     let minor = UInt32(truncatingIfNeeded: device & 0xFF | (device >> 12) & ~0xFF)
     return mounts.last { $0.major == major && $0.minor == minor }?.mountPoint

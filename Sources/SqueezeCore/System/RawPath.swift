@@ -175,11 +175,12 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
 }
 
 /// The lossless byte-to-text mapping of ``RawPath/displayString`` (spec §3).
-enum DisplayEscaping {
+package enum DisplayEscaping {
   private static let hexDigits = Array("0123456789abcdef".utf8)
 
   /// Escapes `bytes` as described in ``RawPath/displayString``.
-  static func escape<C: Collection>(_ bytes: C) -> String where C.Element == UInt8, C.Index == Int {
+  package static func escape<C: Collection>(_ bytes: C) -> String
+  where C.Element == UInt8, C.Index == Int {
     var output: [UInt8] = []
     output.reserveCapacity(bytes.count)
     var index = bytes.startIndex
@@ -218,7 +219,7 @@ enum DisplayEscaping {
   /// The length (2–4) of the valid UTF-8 sequence starting at `index` with a non-ASCII
   /// lead byte, or 0 when the bytes there are not valid UTF-8 (RFC 3629 table 3-7: no
   /// overlong forms, no surrogates, nothing above U+10FFFF).
-  static func validSequenceLength<C: Collection>(_ bytes: C, at index: Int) -> Int
+  package static func validSequenceLength<C: Collection>(_ bytes: C, at index: Int) -> Int
   where C.Element == UInt8, C.Index == Int {
     let lead = bytes[index]
     let remaining = bytes.endIndex - index

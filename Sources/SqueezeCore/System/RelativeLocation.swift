@@ -7,17 +7,19 @@ import Glibc
 ///
 /// Opening resolves the path without following symbolic links unless ``symlinks`` says
 /// otherwise (see ``FileDescriptor/open(_:in:flags:permissions:symlinks:)``).
-struct RelativeLocation: Sendable, Hashable {
+package struct RelativeLocation: Sendable, Hashable {
   /// The directory the path is relative to; owned by the run, not by this value.
-  var base: Int32
+  package var base: Int32
   /// The folder below `base`, empty for `base` itself.
-  var directory: RawPath
+  package var directory: RawPath
   /// The file's name within `directory`.
-  var name: RawPath
+  package var name: RawPath
   /// Which symbolic links opening may follow (`--follow-symlinks` relaxes it).
-  var symlinks: SymlinkPolicy
+  package var symlinks: SymlinkPolicy
 
-  init(base: Int32, directory: RawPath, name: RawPath, symlinks: SymlinkPolicy = .never) {
+  /// The entry `name` in `directory` below the open folder `base`, reached following only
+  /// the links `symlinks` allows.
+  package init(base: Int32, directory: RawPath, name: RawPath, symlinks: SymlinkPolicy = .never) {
     self.base = base
     self.directory = directory
     self.name = name
@@ -25,10 +27,10 @@ struct RelativeLocation: Sendable, Hashable {
   }
 
   /// `directory/name`.
-  var relativePath: RawPath { directory.appending(name) }
+  package var relativePath: RawPath { directory.appending(name) }
 
   /// The same folder with another name.
-  func sibling(named other: RawPath) -> RelativeLocation {
+  package func sibling(named other: RawPath) -> RelativeLocation {
     RelativeLocation(base: base, directory: directory, name: other, symlinks: symlinks)
   }
 
@@ -48,7 +50,7 @@ struct RelativeLocation: Sendable, Hashable {
   /// Opens the file, following symbolic links only as ``symlinks`` allows.
   ///
   /// - Throws: ``SystemError``; `ELOOP` when a link is met that may not be followed.
-  func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
+  package func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
     guard directory.count + 1 + name.count < FileDescriptor.pathSliceLimit else {
       return try FileDescriptor.open(
         relativePath, in: base, flags: flags, permissions: permissions, symlinks: symlinks)
@@ -65,7 +67,7 @@ struct RelativeLocation: Sendable, Hashable {
   /// The file's status without following a final symbolic link (`fstatat`).
   ///
   /// - Throws: ``SystemError``, `ENOENT` when it does not exist.
-  func status() throws(SystemError) -> FileStatus {
+  package func status() throws(SystemError) -> FileStatus {
     try withParent { (directory, path) throws(SystemError) in
       try FileStatus.of(path, in: directory)
     }
@@ -74,7 +76,7 @@ struct RelativeLocation: Sendable, Hashable {
   /// Removes the file (`unlinkat`).
   ///
   /// - Throws: ``SystemError`` from `unlinkat(2)`.
-  func remove() throws(SystemError) {
+  package func remove() throws(SystemError) {
     try withParent { (directory, path) throws(SystemError) in
       _ = try path.withCString { (cPath) throws(SystemError) in
         try retryingOnInterrupt { unlinkat(directory, cPath, 0) }
@@ -92,7 +94,7 @@ struct RelativeLocation: Sendable, Hashable {
   ///
   /// - Throws: ``SystemError`` from the first `mkdirat` or open that fails for a reason
   ///   other than `EEXIST`.
-  func createDirectories(permissions: mode_t = 0o777) throws(SystemError) {
+  package func createDirectories(permissions: mode_t = 0o777) throws(SystemError) {
     if symlinks == .never {
       try createDirectoriesNotFollowingLinks(permissions: permissions)
       return

@@ -11,9 +11,9 @@ import Synchronization
 /// Signals are taken by `DispatchSource`s on a queue of their own (the default actions are
 /// ignored while they are installed), as swift-package-manager's `Cancellator` does: the
 /// handler runs as ordinary code, not in signal context.
-final class SignalHandling: Sendable {
+package final class SignalHandling: Sendable {
   /// The signals handled.
-  static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+  package static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
   /// The first signal received (0 for none).
   private final class Received: Sendable {
@@ -28,7 +28,7 @@ final class SignalHandling: Sendable {
 
   /// Installs the handlers; `onFirstSignal` runs (on the signal queue) when the first one
   /// arrives.
-  init(onFirstSignal: @escaping @Sendable (Int32) -> Void) {
+  package init(onFirstSignal: @escaping @Sendable (Int32) -> Void) {
     var installed: [any DispatchSourceSignal] = []
     for number in SignalHandling.signals {
       signal(number, SIG_IGN)
@@ -50,13 +50,13 @@ final class SignalHandling: Sendable {
   }
 
   /// The signal received, if any.
-  var receivedSignal: Int32? {
+  package var receivedSignal: Int32? {
     let number = received.number.load(ordering: .acquiring)
     return number == 0 ? nil : number
   }
 
   /// Ends the process by `number` with its default action, as if it had never been caught.
-  static func reraise(_ number: Int32) -> Never {
+  package static func reraise(_ number: Int32) -> Never {
     Glibc.signal(number, SIG_DFL)
     var set = sigset_t()
     sigemptyset(&set)

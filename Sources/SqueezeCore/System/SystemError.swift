@@ -4,27 +4,27 @@ import Glibc
 ///
 /// The description is `strerror(3)`'s text followed by the number, for example
 /// `Permission denied (errno 13)`, the shape of every cause squeeze prints.
-struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
   /// The C `errno` value, for example `EACCES` (13).
-  let code: Int32
+  package let code: Int32
 
   /// Wraps an `errno` value.
-  init(code: Int32) {
+  package init(code: Int32) {
     self.code = code
   }
 
   /// The calling thread's current `errno`, read right after a call returned -1.
-  static var current: SystemError { SystemError(code: errno) }
+  package static var current: SystemError { SystemError(code: errno) }
 
   /// `strerror(3)` text and the number, for example `No space left on device (errno 28)`.
-  var description: String {
+  package var description: String {
     "\(String(cString: strerror(code))) (errno \(code))"
   }
 
   /// No such file or directory. The corresponding C error is `ENOENT`.
-  static let noSuchFile = SystemError(code: ENOENT)
+  package static let noSuchFile = SystemError(code: ENOENT)
   /// The file exists. The corresponding C error is `EEXIST`.
-  static let fileExists = SystemError(code: EEXIST)
+  package static let fileExists = SystemError(code: EEXIST)
   /// Too many levels of symbolic links; returned when `O_NOFOLLOW` meets a link.
   /// The corresponding C error is `ELOOP`.
   static let symbolicLinkLoop = SystemError(code: ELOOP)
@@ -36,7 +36,7 @@ struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertibl
 /// - Returns: the first result that is not -1.
 /// - Throws: ``SystemError`` with the call's `errno` when it fails for another reason.
 @inline(__always)
-func retryingOnInterrupt<T: FixedWidthInteger>(_ call: () -> T) throws(SystemError) -> T {
+package func retryingOnInterrupt<T: FixedWidthInteger>(_ call: () -> T) throws(SystemError) -> T {
   while true {
     let result = call()
     if result != -1 { return result }

@@ -12,7 +12,7 @@ import Glibc
 /// - Throws: ``SystemError`` from `write(2)`, for example `ENOSPC` on a full disk, `EFBIG`
 ///   past a file-size limit (`SIGXFSZ` is ignored by squeeze) or `EPIPE` on a closed pipe;
 ///   the bytes before the failure may have been written.
-func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
+package func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
   var offset = 0
   while offset < bytes.count {
     let count = try retryingOnInterrupt {
@@ -25,7 +25,7 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(Syst
 /// Writes all of `bytes` to `descriptor` (see ``writeAll(_:to:)``).
 ///
 /// - Throws: ``SystemError`` from `write(2)`.
-func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(SystemError) {
+package func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(SystemError) {
   // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
   var failure: SystemError? = nil
   bytes.withUnsafeBytes { raw in

@@ -14,9 +14,14 @@
 /// Times (`ts`, `dur`) are integer microseconds since the run started; `pid` and `tid` are
 /// integers. Each track's slices are in time order and never overlap, as the format's
 /// viewers expect.
-struct ChromeTrace {
+package struct ChromeTrace {
   /// What the log shows.
-  let model: TimelineModel
+  package let model: TimelineModel
+
+  /// The trace of what `model` shows.
+  package init(model: TimelineModel) {
+    self.model = model
+  }
 
   /// The trace's process holding the threads.
   static let threadsProcess = 1
@@ -31,7 +36,7 @@ struct ChromeTrace {
   private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
 
   /// The trace as JSON text.
-  func json() -> String {
+  package func json() -> String {
     var events: [(ts: Int64, line: [UInt8])] = []
     var metadata: [[UInt8]] = []
     func meta(pid: Int, tid: Int?, name: StaticString, value: String, sort: Int? = nil) {

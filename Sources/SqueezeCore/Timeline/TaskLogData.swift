@@ -1,158 +1,210 @@
 /// A task-state log (spec §5) read back: what `squeeze timeline` draws. Unknown keys and
 /// unknown events are ignored, as the spec asks of readers; a `start` without `schema` is
 /// schema 1 (no threads, reasons or chunks), which still draws.
-struct TaskLogData: Sendable {
+package struct TaskLogData: Sendable {
   /// The `start` event.
-  struct Start: Sendable {
+  package struct Start: Sendable {
     /// 1 when the log has no `schema` key.
-    var schema = 1
-    var version = ""
+    package var schema = 1
+    /// The squeeze version that wrote the log.
+    package var version = ""
     /// The architecture whose system-call numbers `syscall` values use.
-    var architecture = ""
-    var isolation = ""
-    var jobs = 0
-    var level = 0
-    var cpus = 0
-    var files = 0
-    var bytes: Int64 = 0
+    package var architecture = ""
+    /// `--isolation`: where compression ran.
+    package var isolation = ""
+    /// `--jobs`, resolved.
+    package var jobs = 0
+    /// The compression level.
+    package var level = 0
+    /// The CPUs the process could use.
+    package var cpus = 0
+    /// Files the run had to do.
+    package var files = 0
+    /// Their size in bytes.
+    package var bytes: Int64 = 0
     /// Bytes per chunk (`blockSize`).
-    var chunkSize = 0
+    package var chunkSize = 0
   }
 
   /// One thread's state in a sample.
-  struct ThreadReading: Sendable, Equatable {
-    var tid: Int32
-    var state: ThreadState
+  package struct ThreadReading: Sendable, Equatable {
+    /// The thread id.
+    package var tid: Int32
+    /// What it was doing.
+    package var state: ThreadState
     /// The system call a blocked thread is in, when known.
-    var systemCall: Int?
+    package var systemCall: Int?
   }
 
   /// One `sample` event.
-  struct Sample: Sendable {
-    var time: Double
-    var running: Int
-    var enqueued: Int
-    var suspended: Int
-    var alive: Int
-    var total: Int
-    var completed: Int
-    var actorQueue: Int
-    var mainActorLagMilliseconds: Double
+  package struct Sample: Sendable {
+    /// When, in seconds since the run started.
+    package var time: Double
+    /// Tasks and chunks running.
+    package var running: Int
+    /// Tasks and chunks enqueued.
+    package var enqueued: Int
+    /// Tasks suspended.
+    package var suspended: Int
+    /// Tasks created and not yet done.
+    package var alive: Int
+    /// Tasks created so far.
+    package var total: Int
+    /// Tasks done.
+    package var completed: Int
+    /// Tasks enqueued on the actor.
+    package var actorQueue: Int
+    /// How late the main actor ran, in milliseconds.
+    package var mainActorLagMilliseconds: Double
     /// Every thread's state (schema 2; empty in schema 1).
-    var threads: [ThreadReading] = []
+    package var threads: [ThreadReading] = []
     /// How many task and chunk events came before it in the log: schema 2 takes samples
     /// under the log's lock, so its counts equal a replay of exactly those events.
-    var changesBefore = 0
+    package var changesBefore = 0
   }
 
   /// One `thread` event: a thread first seen, or renamed.
-  struct ThreadName: Sendable, Equatable {
-    var time: Double
-    var tid: Int32
-    var name: String
+  package struct ThreadName: Sendable, Equatable {
+    /// When, in seconds since the run started.
+    package var time: Double
+    /// The thread id.
+    package var tid: Int32
+    /// Its name (at most 15 bytes).
+    package var name: String
   }
 
   /// One `hang` event.
-  struct Hang: Sendable {
-    var time: Double
-    var durationMilliseconds: Double
-    var isHang: Bool
+  package struct Hang: Sendable {
+    /// When the late beat was sent, in seconds since the run started.
+    package var time: Double
+    /// How late it ran, in milliseconds.
+    package var durationMilliseconds: Double
+    /// True for a hang (500 ms or more), false for a microhang.
+    package var isHang: Bool
   }
 
   /// One state a task entered.
-  struct Transition: Sendable, Equatable {
-    var time: Double
-    var state: TaskState
+  package struct Transition: Sendable, Equatable {
+    /// When, in seconds since the run started.
+    package var time: Double
+    /// The state entered.
+    package var state: TaskState
     /// The executor, for `enqueued` (schema 2).
-    var executor: TaskExecutor? = nil
+    package var executor: TaskExecutor? = nil
     /// The reason, for `suspended` (schema 2).
-    var reason: SuspensionReason? = nil
+    package var reason: SuspensionReason? = nil
     /// The thread, for `running` (schema 2); 0 when not recorded.
-    var thread: Int32 = 0
+    package var thread: Int32 = 0
   }
 
   /// One chunk of a big file: enqueued, then running on a thread, then done.
-  struct Chunk: Sendable, Equatable {
+  package struct Chunk: Sendable, Equatable {
     /// The chunk's index in its file, from 0.
-    var index: Int
-    var enqueued: Double
-    var started: Double? = nil
-    var ended: Double? = nil
-    var thread: Int32 = 0
-    var failed = false
+    package var index: Int
+    /// When it was created (enqueued), in seconds since the run started.
+    package var enqueued: Double
+    /// When it started running, or nil.
+    package var started: Double? = nil
+    /// When it ended, or nil.
+    package var ended: Double? = nil
+    /// The thread it ran on; 0 when not recorded.
+    package var thread: Int32 = 0
+    /// True when it failed.
+    package var failed = false
   }
 
   /// One task's life: its file, each state it entered in order, its chunks.
-  struct TaskTrack: Sendable {
-    var id: Int
-    var file: String
-    var transitions: [Transition]
+  package struct TaskTrack: Sendable {
+    /// The task's id: its file's number in the run, from 1.
+    package var id: Int
+    /// Its file, as displayed.
+    package var file: String
+    /// Every state it entered, in order.
+    package var transitions: [Transition]
     /// Its file's chunks, in the order they were created.
-    var chunks: [Chunk] = []
+    package var chunks: [Chunk] = []
     /// The error of a failed task.
-    var error: String? = nil
+    package var error: String? = nil
 
     /// When the task was created.
-    var created: Double { transitions.first?.time ?? 0 }
+    package var created: Double { transitions.first?.time ?? 0 }
     /// When it ended, or nil if it had not when the log stopped.
-    var ended: Double? {
+    package var ended: Double? {
       guard let last = transitions.last, last.state.isTerminal else { return nil }
       return last.time
     }
   }
 
   /// One task or chunk change, in the log's order (the order the changes happened in).
-  struct Change: Sendable {
-    var time: Double
+  package struct Change: Sendable {
+    /// When, in seconds since the run started.
+    package var time: Double
     /// The task's index in ``tasks``.
-    var task: Int
+    package var task: Int
     /// The chunk's index in the task's ``TaskTrack/chunks``, or -1 for the task itself.
-    var chunk: Int
+    package var chunk: Int
     /// The state the chunk entered (chunk changes only).
-    var chunkState: TaskState = .enqueued
+    package var chunkState: TaskState = .enqueued
   }
 
   /// The `end` event.
-  struct End: Sendable {
-    var time: Double = 0
-    var files = 0
-    var failed = 0
-    var maxRunning = 0
-    var maxEnqueued = 0
-    var hangs = 0
-    var microhangs = 0
-    var worstLagMilliseconds: Double = 0
+  package struct End: Sendable {
+    /// When the run ended, in seconds since it started.
+    package var time: Double = 0
+    /// Files the run had to do.
+    package var files = 0
+    /// Files that failed.
+    package var failed = 0
+    /// The most tasks and chunks running at once.
+    package var maxRunning = 0
+    /// The most tasks and chunks enqueued at once.
+    package var maxEnqueued = 0
+    /// Main-actor lags of 500 ms or more.
+    package var hangs = 0
+    /// Main-actor lags from 250 ms up to 500 ms.
+    package var microhangs = 0
+    /// The longest main-actor lag, in milliseconds.
+    package var worstLagMilliseconds: Double = 0
     /// Tasks still suspended on a continuation when the run ended (schema 2), or nil.
-    var leakedContinuations: Int? = nil
+    package var leakedContinuations: Int? = nil
     /// CPU seconds the sampler thread used (schema 2), or nil.
-    var samplerCPUSeconds: Double? = nil
+    package var samplerCPUSeconds: Double? = nil
   }
 
-  var start = Start()
-  var samples: [Sample] = []
-  var threadNames: [ThreadName] = []
-  var hangs: [Hang] = []
-  var tasks: [TaskTrack] = []
+  /// The `start` event.
+  package var start = Start()
+  /// The `sample` events, in order.
+  package var samples: [Sample] = []
+  /// The `thread` events, in order.
+  package var threadNames: [ThreadName] = []
+  /// The `hang` events, in order.
+  package var hangs: [Hang] = []
+  /// Every task, by order of creation.
+  package var tasks: [TaskTrack] = []
   /// Every task and chunk event, in the log's order.
-  var changes: [Change] = []
-  var end: End? = nil
+  package var changes: [Change] = []
+  /// The `end` event, or nil when the run did not get there.
+  package var end: End? = nil
   /// The log's last line was cut off (the run was killed while writing it).
-  var endsMidLine = false
+  package var endsMidLine = false
   /// `warning` events (bookkeeping problems in squeeze).
-  var warnings: [String] = []
+  package var warnings: [String] = []
 
   /// The last time anything happened, in seconds.
-  var duration: Double {
+  package var duration: Double {
     max(
       end?.time ?? 0, samples.last?.time ?? 0, changes.last?.time ?? 0,
       tasks.map { $0.transitions.last?.time ?? 0 }.max() ?? 0)
   }
 
   /// Why a log could not be read.
-  struct ReadError: Error, CustomStringConvertible {
-    var line: Int
-    var reason: String
-    var description: String { "line \(line): \(reason)" }
+  package struct ReadError: Error, CustomStringConvertible {
+    /// The line, from 1.
+    package var line: Int
+    /// What is wrong with it.
+    package var reason: String
+    /// `line N: reason`.
+    package var description: String { "line \(line): \(reason)" }
   }
 
   /// Parses the JSON Lines of a task-state log.
@@ -164,7 +216,7 @@ struct TaskLogData: Sendable {
   ///   second here).
   /// - Throws: ``ReadError`` for a line that is not a JSON object (other than a cut-off last
   ///   line), or a log without a `start` event.
-  static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
+  package static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
     var data = TaskLogData()
     var sawStart = false
     var taskIndex: [Int: Int] = [:]
@@ -321,19 +373,22 @@ struct TaskLogData: Sendable {
   }
 
   /// Summary figures, as `scripts/demo-contention` prints them.
-  struct Statistics: Sendable, Equatable {
+  package struct Statistics: Sendable, Equatable {
     /// Mean of `running` over the time tasks were alive.
-    var meanRunning: Double
-    var maxRunning: Int
-    var maxEnqueued: Int
+    package var meanRunning: Double
+    /// The most tasks and chunks running in a sample.
+    package var maxRunning: Int
+    /// The most tasks and chunks enqueued in a sample.
+    package var maxEnqueued: Int
     /// Mean of `enqueued` over the time tasks were alive.
     var meanEnqueued: Double
-    var maxActorQueue: Int
+    /// The most tasks enqueued on the actor in a sample.
+    package var maxActorQueue: Int
   }
 
   /// Statistics of the samples taken while work remained (some task alive or work running).
   /// (The timeline's own figures come from the exact counts: ``TimelineModel``.)
-  var statistics: Statistics {
+  package var statistics: Statistics {
     let busy = samples.filter { $0.alive > 0 || $0.running > 0 }
     let count = Double(max(busy.count, 1))
     return Statistics(

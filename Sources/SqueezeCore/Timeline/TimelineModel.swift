@@ -6,68 +6,78 @@
 /// each change is a step, at the microsecond it happened, so nothing is held from one sample
 /// to the next. A schema-1 log has no chunk events and counted chunks only in its samples,
 /// so its counts are drawn from the samples, as they were.
-struct TimelineModel: Sendable {
+package struct TimelineModel: Sendable {
   /// The log.
-  let data: TaskLogData
+  package let data: TaskLogData
   /// The time span drawn, in seconds (at least 1 ms).
-  let duration: Double
+  package let duration: Double
 
   /// The counts right after one change.
-  struct CountStep: Sendable, Equatable {
-    var time: Double
-    var running: Int
-    var enqueued: Int
-    var suspended: Int
-    var actorQueue: Int
+  package struct CountStep: Sendable, Equatable {
+    /// When, in seconds since the run started.
+    package var time: Double
+    /// Tasks and chunks running.
+    package var running: Int
+    /// Tasks and chunks enqueued.
+    package var enqueued: Int
+    /// Tasks suspended.
+    package var suspended: Int
+    /// Tasks enqueued on the actor.
+    package var actorQueue: Int
   }
 
   /// Every change of the counts, in order.
-  private(set) var steps: [CountStep] = []
+  package private(set) var steps: [CountStep] = []
   /// True when ``steps`` come from the events (schema 2); false when from samples.
   private(set) var exactCounts = false
 
   /// A stretch of time one task (or one of its chunks) ran on a thread.
-  struct Slice: Sendable, Equatable {
-    var start: Double
-    var end: Double
+  package struct Slice: Sendable, Equatable {
+    /// When it began, in seconds since the run started.
+    package var start: Double
+    /// When it ended, in seconds since the run started.
+    package var end: Double
     /// The task's index in the log's tasks.
-    var task: Int
+    package var task: Int
     /// The chunk's position in the task's chunks, or -1 for the task's own code.
-    var chunk: Int
+    package var chunk: Int
   }
 
   /// A stretch of time a thread was in one state (from the samples: each reading holds
   /// until the next).
-  struct StateRun: Sendable, Equatable {
-    var start: Double
-    var end: Double
-    var state: ThreadState
+  package struct StateRun: Sendable, Equatable {
+    /// When it began, in seconds since the run started.
+    package var start: Double
+    /// When it ended, in seconds since the run started.
+    package var end: Double
+    /// What the thread was doing.
+    package var state: ThreadState
     /// The system call, when blocked.
-    var systemCall: Int?
+    package var systemCall: Int?
   }
 
   /// One thread of the process.
-  struct Thread: Sendable {
+  package struct Thread: Sendable {
     /// `gettid`.
-    var tid: Int32
+    package var tid: Int32
     /// Its number in the drawing (T1 is the lowest thread id, the main thread).
-    var number: Int
+    package var number: Int
     /// Its name (`/proc/self/task/TID/comm`, at most 15 bytes), or "" when never sampled.
-    var name: String
+    package var name: String
     /// What it is in squeeze: "main thread", "cooperative pool (user-initiated)", "main
     /// actor", "ParallelCompressor", "publisher", "sampler", "heartbeat", …
     var role: String
     /// What ran on it, in time order.
-    var slices: [Slice]
+    package var slices: [Slice]
     /// Its states, in time order.
-    var states: [StateRun]
+    package var states: [StateRun]
 
     /// "T3", as the narratives name it.
-    var label: String { "T\(number)" }
+    package var label: String { "T\(number)" }
   }
 
   /// The threads, by thread id.
-  private(set) var threads: [Thread] = []
+  package private(set) var threads: [Thread] = []
   /// Thread id → position in ``threads``.
   private(set) var threadIndex: [Int32: Int] = [:]
 
@@ -86,7 +96,7 @@ struct TimelineModel: Sendable {
   /// Works everything out.
   ///
   /// - Complexity: O(n log n) in the number of events.
-  init(data: TaskLogData) {
+  package init(data: TaskLogData) {
     self.data = data
     duration = max(data.duration, 0.001)
     if data.start.schema >= 2 && !data.changes.isEmpty {
@@ -319,7 +329,7 @@ struct TimelineModel: Sendable {
   // MARK: - Narratives
 
   /// "T3", the drawing's name for thread `tid`.
-  func label(ofThread tid: Int32) -> String {
+  package func label(ofThread tid: Int32) -> String {
     threadIndex[tid].map { threads[$0].label } ?? "thread \(tid)"
   }
 
@@ -423,11 +433,13 @@ struct TimelineModel: Sendable {
   }
 
   /// A time since the start, `0.0123 s`, rounded half up from whole microseconds.
-  static func seconds(micros: Int64) -> String { decimal((max(0, micros) + 50) / 100, 4) + " s" }
+  package static func seconds(micros: Int64) -> String {
+    decimal((max(0, micros) + 50) / 100, 4) + " s"
+  }
 
   /// A duration for people, from whole microseconds: µs below 0.1 ms, ms below 1 s (one
   /// decimal), else seconds (two), rounded half up.
-  static func duration(micros: Int64) -> String {
+  package static func duration(micros: Int64) -> String {
     let value = max(0, micros)
     if value < 100 { return "\(value) µs" }
     if value < 1_000_000 { return decimal((value + 50) / 100, 1) + " ms" }
@@ -444,7 +456,7 @@ struct TimelineModel: Sendable {
   }
 
   /// A duration in seconds for people (see ``duration(micros:)``).
-  static func duration(_ seconds: Double) -> String { duration(micros: micros(seconds)) }
+  package static func duration(_ seconds: Double) -> String { duration(micros: micros(seconds)) }
 
   /// The name of system call `number` on the log's architecture, or "syscall N".
   func systemCallName(_ number: Int) -> String {

@@ -7,9 +7,14 @@
 /// task's story (the same story as the SVG's titles, ``TimelineModel/narrative(of:)``, worked
 /// out in the page from the data); the mouse wheel with Ctrl (or over the tracks) zooms, a
 /// drag pans, the wheel scrolls the task lanes, `0` resets.
-struct TimelinePage {
+package struct TimelinePage {
   /// What the log shows.
-  let model: TimelineModel
+  package let model: TimelineModel
+
+  /// The page of what `model` shows.
+  package init(model: TimelineModel) {
+    self.model = model
+  }
 
   private var data: TaskLogData { model.data }
 
@@ -20,7 +25,7 @@ struct TimelinePage {
   private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
 
   /// The task states' codes in the data block.
-  static func code(of transition: TaskLogData.Transition) -> Int {
+  package static func code(of transition: TaskLogData.Transition) -> Int {
     switch transition.state {
     case .enqueued:
       switch transition.executor {
@@ -203,7 +208,7 @@ struct TimelinePage {
   }
 
   /// The page.
-  func html() -> String {
+  package func html() -> String {
     """
     <!DOCTYPE html>
     <html lang="en"><head><meta charset="utf-8">
@@ -233,7 +238,7 @@ struct TimelinePage {
 
   /// The page's code: decodes the data block, works out slices, counts and stories, and
   /// draws what is in view.
-  static let script = #"""
+  package static let script = #"""
     "use strict";
     (function () {
     const D = JSON.parse(document.getElementById("timeline-data").textContent);

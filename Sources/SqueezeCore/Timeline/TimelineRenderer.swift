@@ -20,15 +20,17 @@ import Foundation
 ///
 /// Every label is in one monospace font (``TimelineFont``) and placed in a margin or between
 /// tracks, never on a plot area (class `plot`), shortened with "…" where it would not fit.
-struct TimelineRenderer {
+package struct TimelineRenderer {
   /// What the log shows.
-  let model: TimelineModel
+  package let model: TimelineModel
 
-  init(data: TaskLogData) {
+  /// The renderer of the log `data`.
+  package init(data: TaskLogData) {
     model = TimelineModel(data: data)
   }
 
-  init(model: TimelineModel) {
+  /// The renderer of what `model` shows.
+  package init(model: TimelineModel) {
     self.model = model
   }
 
@@ -40,9 +42,9 @@ struct TimelineRenderer {
   static let binnedRows = 600
 
   /// The picture's width in pixels.
-  static let width = 1400.0
+  package static let width = 1400.0
   /// Where plots start: the labels' margin is left of it.
-  static let left = 250.0
+  package static let left = 250.0
   /// Space right of the plots (half a time label fits).
   static let right = 40.0
   /// The plots' width.
@@ -56,19 +58,19 @@ struct TimelineRenderer {
   private var duration: Double { model.duration }
 
   /// The x of time `time` (seconds), clamped to the plot.
-  func x(_ time: Double) -> Double {
+  package func x(_ time: Double) -> Double {
     Self.left + max(0, min(time, duration)) / duration * Self.plotWidth
   }
 
   /// The title line.
-  var title: String {
+  package var title: String {
     var title = "squeeze timeline: --isolation \(data.start.isolation)"
     if data.end == nil { title += " (the log stops early: the run did not finish)" }
     return title
   }
 
   /// The SVG document.
-  func svg() -> String {
+  package func svg() -> String {
     var body = SVGBuilder()
     var y = header(into: &body)
     let plotTop = y
@@ -591,7 +593,7 @@ struct TimelineRenderer {
   }
 
   /// Merges overlapping intervals.
-  static func union(_ intervals: [(Double, Double)]) -> [(Double, Double)] {
+  package static func union(_ intervals: [(Double, Double)]) -> [(Double, Double)] {
     let sorted = intervals.sorted { $0.0 < $1.0 }
     var merged: [(Double, Double)] = []
     for interval in sorted {
@@ -759,10 +761,12 @@ struct TimelineRenderer {
 }
 
 /// Accumulates SVG markup.
-struct SVGBuilder {
-  private(set) var content = ""
+package struct SVGBuilder {
+  /// The markup so far.
+  package private(set) var content = ""
 
-  mutating func raw(_ markup: String) {
+  /// Appends `markup` as it is, and a newline.
+  package mutating func raw(_ markup: String) {
     content += markup
     content += "\n"
   }
@@ -775,7 +779,7 @@ struct SVGBuilder {
   }
 
   /// A label in the timeline's monospace font (``TimelineFont``).
-  mutating func label(
+  package mutating func label(
     _ text: String, x: Double, y: Double, size: Double, weight: String = "normal",
     fill: String = "#111", anchor: String = "start"
   ) {
@@ -793,7 +797,7 @@ struct SVGBuilder {
   }
 
   /// A coordinate with at most one decimal.
-  static func number(_ value: Double) -> String {
+  package static func number(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     let whole = tenths / 10
     let fraction = abs(tenths % 10)
@@ -802,7 +806,7 @@ struct SVGBuilder {
   }
 
   /// Escapes text for XML content and attributes.
-  static func escape(_ text: String) -> String {
+  package static func escape(_ text: String) -> String {
     var result = ""
     result.reserveCapacity(text.count)
     for character in text {

@@ -2,7 +2,6 @@ import CSystem
 import Dispatch
 import Foundation
 import Glibc
-import SqueezeEngines
 import Synchronization
 import TestSupport
 import Testing
@@ -59,7 +58,7 @@ import Testing
     let path = folder.url("run.jsonl")
     let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
     log.start(
-      version: "1", isolation: .actor, jobs: 4, level: .default, engine: .zlib, cpus: 2,
+      version: "1", isolation: "actor", jobs: 4, level: 6, engine: "zlib", cpus: 2,
       files: 3, bytes: 99, chunkSize: 131072)
     log.thread(tid: 7, name: "squeeze-publish", at: MonotonicClock.now())
     let tracker = TaskTracker(log: log)

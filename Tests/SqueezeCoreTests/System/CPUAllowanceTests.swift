@@ -129,14 +129,6 @@ import Testing
     #expect(CPUAllowance.affinityCPUs() == Int(nproc.stdoutText.filter(\.isNumber)))
   }
 
-  @Test func theWidthIsResolvedOnceFromJobsOrTheAllowance() {
-    let allowance = CPUAllowance(affinityCPUs: 3, quota: nil)
-    #expect(RunSettings(options: Options(), cpus: allowance).jobs == 3)
-    var options = Options()
-    options.jobs = 7
-    #expect(RunSettings(options: options, cpus: allowance).jobs == 7)
-  }
-
   @Test func mountTableFindsTheMountPointOfADevice() {
     let table = MountTable(
       parsing: """

@@ -111,12 +111,6 @@ import Testing
     #expect(abs(TimelineRenderer.tickStep(for: duration) - step) < 1e-9)
   }
 
-  @Test func theDefaultPictureIsTheLogsNameWithSVG() {
-    #expect(TimelineOptions(log: "runs/a.jsonl", output: nil).resolvedOutput == "runs/a.svg")
-    #expect(TimelineOptions(log: "log", output: nil).resolvedOutput == "log.svg")
-    #expect(TimelineOptions(log: "a.jsonl", output: "x.html").resolvedOutput == "x.html")
-  }
-
   @Test func aKilledRunsLogIsReadUpToItsCutOffLastLine() throws {
     var bytes = Self.syntheticLog(tasks: 3, duration: 0.1)
     // Drop the end event and cut the log in the middle of its last line.
