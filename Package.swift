@@ -2,18 +2,27 @@
 //
 // squeeze: compress a folder's files in parallel into standard gzip files.
 //
-// Targets (see README.md, "Layout"):
-//   CZlib        system library: zlib through pkg-config (Debian's zlib1g-dev)
-//   CLibdeflate  system library: libdeflate, linked statically (Debian's libdeflate-dev)
-//   CIsal        system library: ISA-L's inflate through pkg-config (Debian's libisal-dev)
-//   SqueezeEngines  the engine seam: deflate and inflate behind two protocols, with the
-//                zlib, libdeflate and ISA-L adapters; the only module that imports them
-//   CSystem      system library: Linux calls glibc's Swift module does not export
-//                (syncfs, openat2, renameat2, sched_getaffinity, ioctl(TIOCGWINSZ)), as
-//                static inline shims
-//   SqueezeCore  all logic: gzip format, discovery, scheduling, output, progress, diagnostics, CLI
-//   squeeze      the thin executable over SqueezeCore
-//   TestSupport  helpers shared by the two test targets (temporary folders, running processes)
+// The modules are layers: each imports only the ones below it, and reaches them through
+// `package` declarations, so the compiler keeps a lower layer from calling a higher one.
+//
+//   CZlib, CLibdeflate, CIsal, CSystem   C libraries (system library targets)
+//   SqueezeSystem    file descriptors, raw-byte paths, file status, errno, signals, threads,
+//                    the clock: the only Swift module that imports Glibc or CSystem; the
+//                    others use its typed wrappers
+//   SqueezeEngines   deflate and inflate behind two protocols, with the zlib, libdeflate and
+//                    ISA-L adapters: the only module that imports the compression libraries
+//   SqueezeGzip      the gzip format (RFC 1952): header, trailer, compression levels, the
+//                    streaming decoder (the decoder's fuzz target builds against this module,
+//                    SqueezeEngines and SqueezeSystem alone)
+//   SqueezeTaskLog   task states, their counters and hooks, the task-state log's writer, its
+//                    sampler and the main-actor heartbeat, and the log's reader
+//   SqueezeTimeline  drawing a task-state log: SVG, an HTML page, a Chrome trace
+//   SqueezeCore      the pipeline: discover, plan, execute (the scheduler, compression,
+//                    restores, outputs, mirrors), report; and the command line
+//   squeeze          the thin executable over SqueezeCore
+//   TestSupport      helpers shared by the test targets (temporary folders, running processes)
+//
+// Each module has a test target of its own; SqueezeCLITests runs the built executable.
 //
 // Language: Swift 6 mode (complete strict concurrency). Upcoming feature on:
 //   NonisolatedNonsendingByDefault (SE-0461): a plain `nonisolated async` function runs on
@@ -66,8 +75,31 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .target(
+      name: "SqueezeSystem",
+      dependencies: ["CSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeGzip",
+      dependencies: ["SqueezeEngines", "SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeTaskLog",
+      dependencies: ["SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeTimeline",
+      dependencies: ["SqueezeTaskLog", "SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "SqueezeCore",
-      dependencies: ["SqueezeEngines", "CSystem"],
+      dependencies: [
+        "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "SqueezeTimeline",
+        "CSystem",
+      ],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
@@ -89,13 +121,39 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "SqueezeSystemTests",
+      dependencies: ["SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeGzipTests",
+      dependencies: ["SqueezeGzip", "SqueezeEngines", "SqueezeSystem", "CZlib", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeTaskLogTests",
+      dependencies: ["SqueezeTaskLog", "SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeTimelineTests",
+      dependencies: ["SqueezeTimeline", "SqueezeTaskLog", "SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "SqueezeCoreTests",
-      dependencies: ["SqueezeCore", "SqueezeEngines", "CZlib", "TestSupport"],
+      dependencies: [
+        "SqueezeCore", "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "CZlib",
+        "TestSupport",
+      ],
       swiftSettings: swiftSettings
     ),
     .testTarget(
       name: "SqueezeCLITests",
-      dependencies: ["squeeze", "SqueezeCore", "TestSupport"],
+      dependencies: [
+        "squeeze", "SqueezeCore", "SqueezeSystem", "SqueezeTaskLog", "SqueezeTimeline",
+        "TestSupport",
+      ],
       swiftSettings: swiftSettings
     ),
   ],

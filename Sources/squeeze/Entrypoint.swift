@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import SqueezeCore
+import SqueezeSystem
 
 /// The `squeeze` executable: everything lives in SqueezeCore (see `SqueezeCommand`).
 ///

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// Parses squeeze's command line: pure, no process state, unit-tested directly.
 ///
 /// Conventions, as swift-argument-parser and GNU tools: `--name value` and `--name=value`;

@@ -1,4 +1,6 @@
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// One option of the command line: its names, its value, its help, and what it does to
 /// ``Options``. The table drives parsing, `--help`, the man page and the shell completions

@@ -1,4 +1,6 @@
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Everything the command line chose for a run, after parsing (spec §3).
 struct Options: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// `--dry-run`: what a run would compress (or decompress), link, skip, remove and delete,
 /// from the run's own plan (``RunPlan``: existing outputs inspected read-only), with nothing

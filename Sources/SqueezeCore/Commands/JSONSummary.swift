@@ -1,5 +1,8 @@
 import Foundation
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// `--json`: one JSON object on stdout at the end of a run (schema in README.md, "--json").
 struct JSONSummary {

@@ -1,4 +1,6 @@
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// `squeeze -l`: a table like gzip's `-l` (compressed size, uncompressed size, ratio, name)
 /// with a totals row, or the same as JSON with `--json`.

@@ -1,6 +1,8 @@
 import CSystem
 import Foundation
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// `squeeze [options] <path>...` with files and folders: compress (the default), decompress

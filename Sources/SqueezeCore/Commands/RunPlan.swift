@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// What a run will do with each listed entry, decided before any work starts (the "plan"
 /// phase of ``RunCommand``): which outputs are already up to date (counted apart, never

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// What a run needs beyond its options, found out once when it starts and passed on from
 /// here: the CPUs this process may use (``CPUAllowance``) and the width they give when
 /// `--jobs` does not set one. Every mode (files, streams, diagnostics, `--json`) reads the

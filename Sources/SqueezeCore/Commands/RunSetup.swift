@@ -1,5 +1,7 @@
 import CSystem
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// What every phase of a ``RunCommand`` shares, made by its first phase: clocks, the open
 /// folders, signal handling, diagnostics, and the settings resolved once from the options.

@@ -1,3 +1,6 @@
+import SqueezeSystem
+import SqueezeTaskLog
+
 /// The end-of-run figures and the one-line summary (spec §3).
 struct RunSummary: Sendable {
   /// The `-v` line of one compressed file: `a.txt: 17 B → 37 B, grew by 20 B`,

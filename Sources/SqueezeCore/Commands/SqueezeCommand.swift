@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// The `squeeze` command: parses the command line and runs the chosen mode. The executable's
 /// `@main` only calls ``main(arguments:)`` and exits with what it returns.

@@ -1,4 +1,6 @@
 import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// `squeeze -c` and standard input (spec §3): compress, decompress or test standard input or
 /// the named files (folders walked) into standard output, as gzip does

@@ -1,4 +1,7 @@
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
+import SqueezeTimeline
 
 /// `squeeze timeline <task-log> [-o <file.svg|file.html|file.json>]`: draws a task-state log
 /// as one self-contained picture, an interactive page, or a Chrome trace (spec §5), and says

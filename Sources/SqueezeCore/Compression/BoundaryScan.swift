@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// Finds the content-defined chunk boundaries of one file (`--rsyncable`) on a thread of its

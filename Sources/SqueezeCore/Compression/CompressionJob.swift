@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// The run's shared, immutable state every file job reads. A class, so handing it to a
 /// job costs one reference count rather than a copy of every field.

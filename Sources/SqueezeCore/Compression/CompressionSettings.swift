@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// What a run does to each file.
 enum Operation: String, Sendable {

@@ -1,4 +1,5 @@
 import SqueezeEngines
+import SqueezeGzip
 import Synchronization
 
 /// The compressor and the two buffers one chunk compression uses, reused from chunk to

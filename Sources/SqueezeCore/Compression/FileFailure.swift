@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
 /// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// Reads a sequential input (a file front to back, standard input, a pipe) and cuts it into
 /// chunks by a ``Chunking`` rule, in a buffer the caller owns.

@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 extension CompressionJob {
   /// Compresses the whole file on the calling thread, chunk after chunk, reading

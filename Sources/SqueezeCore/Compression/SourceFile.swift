@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// A listed file opened for reading, checked to still be the file discovery listed.
 struct SourceFile {

@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 extension CompressionJob {
   /// Bytes read per step when storing: 16 full stored blocks (1 MiB less 16 bytes).

@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Compresses a sequential input (standard input, a pipe, or a file read front to back) into
 /// one gzip member on an output descriptor, chunk-parallel: chunks are read in order and cut

@@ -1,5 +1,6 @@
 import Glibc
 import SqueezeEngines
+import SqueezeSystem
 import Synchronization
 
 // Restoring one big file on every core (`-d`, `-t`).

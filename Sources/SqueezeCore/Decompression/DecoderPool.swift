@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 import Synchronization
 
 /// The engine's inflater and two buffers one decompression uses, reused from file to file.

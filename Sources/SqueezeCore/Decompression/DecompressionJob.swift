@@ -1,4 +1,6 @@
 import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// Restores one gzip file (`-d`): every member decoded in turn into a temporary beside the
 /// output, checked (CRC-32 and ISIZE of each member), given the `.gz` file's permission bits

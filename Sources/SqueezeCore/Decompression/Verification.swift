@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Checks a finished output by decompressing it, before its source may be removed
 /// (`--rm`): it must decode without error as one member, to exactly the source's length and

@@ -1,4 +1,7 @@
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report

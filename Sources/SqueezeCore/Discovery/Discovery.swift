@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 
 /// What to select while walking.
 struct DiscoveryOptions: Sendable {

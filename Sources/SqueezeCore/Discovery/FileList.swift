@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// Everything discovery found: the folders walked and the regular files selected, stored
 /// compactly (one shared byte arena for all names, fixed-size records), because a run may

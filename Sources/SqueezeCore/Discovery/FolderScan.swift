@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// One folder's listing, read without touching the run's list: what ``Discovery`` records
 /// from it, in the order it records it (spec §4, "Skips").

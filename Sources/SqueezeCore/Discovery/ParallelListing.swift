@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SqueezeSystem
 import Synchronization
 
 /// Reads the folders of one argument on several threads at once, and hands each folder's scan

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// The file `--rm -o M` leaves at M's top: M has had sources moved into it, so it is an
 /// archive (the only copy of files whose originals are gone), not a mirror to prune.

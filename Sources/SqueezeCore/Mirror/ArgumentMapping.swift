@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// How a command-line argument maps into a mirror (`-o M`), as rsync and cp map them.
 ///
 /// - `a/x` (a folder, no trailing slash) lands in `M/x/`: the folder itself is mirrored;

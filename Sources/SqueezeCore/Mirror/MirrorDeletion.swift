@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// `--delete`: removes the mirror's entries whose source no longer exists or is no longer
 /// the kind of entry it mirrored, as `rsync -a --delete` does, and nothing else.

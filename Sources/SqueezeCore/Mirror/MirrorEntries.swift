@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 
 /// The entries of a mirror written once the files' outputs are published: symbolic links
 /// (stored as links with the same target bytes, never resolved), further names of hard-link

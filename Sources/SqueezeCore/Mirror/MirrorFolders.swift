@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 
 /// The folders of a mirror: created before the work, given their sources' metadata after it.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// What a mirror run (`-o`, compressing or restoring) does besides its files' outputs,
 /// decided before any work starts: which folders it mirrors (and from which source folders),

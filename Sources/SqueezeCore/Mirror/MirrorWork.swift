@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 
 /// A mirror's work around its files (``MirrorPlan``), in the order that keeps it a backup
 /// whatever happens to the run:

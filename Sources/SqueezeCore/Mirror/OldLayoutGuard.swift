@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// Guards mirrors made before arguments mapped as rsync's (``ArgumentMapping``): then
 /// `squeeze -o /backup/photos /home/me/photos` wrote photos' contents directly in

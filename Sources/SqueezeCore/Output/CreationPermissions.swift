@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 
 /// The permission bits to create a temporary output with, so that most outputs need no
 /// `fchmod` afterwards.

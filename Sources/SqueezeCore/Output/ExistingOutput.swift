@@ -1,4 +1,6 @@
 import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// What sits at an output path before squeeze writes it, and what to do about it
 /// (spec §4, "Re-runs").

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// A new entry of a mirror (an output or a symbolic link) that a folder is in the way of:
 /// made durable under a temporary name in the same folder, it takes the folder's place only

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// The `-o` folder: created when missing (with its parents, as `mkdir -p`), opened once, and
 /// checked writable (`faccessat`, without writing anything), so an output that cannot be

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// Inspects what sits at every output path before a run starts (``RunPlan``), with as few
 /// system calls as the answer allows: an output folder is listed once (`getdents64`), and

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// Where each file's output goes and what it is called (spec §4, "Output" and "Mirror").
 ///
 /// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With

@@ -2,6 +2,7 @@ import CSystem
 import Dispatch
 import Foundation
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Publishes finished temporaries under their final names: durably, atomically, in

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// The read-only file systems a run has met, so each is reported once.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Removes the temporaries killed runs left behind (spec §4): in every folder discovery

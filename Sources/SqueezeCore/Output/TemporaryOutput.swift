@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// An output being written: a temporary file in the output's folder, created exclusively
 /// with mode 0600 or with the output's own final bits (``CreationPermissions``: nobody reads

@@ -1,3 +1,4 @@
+import SqueezeSystem
 import Synchronization
 
 /// Progress pushed from compression tasks to the main actor without ever waiting on it.

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// How progress is shown (`--progress`).
 enum ProgressStyle: String, Sendable, CaseIterable {
   /// A bar on a terminal, nothing otherwise (the default).

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// `--isolation blocking`: the session's third problem, thread-pool exhaustion, replayed on
 /// real code. A file's blocking calls run on the cooperative pool's thread that compresses

@@ -1,3 +1,4 @@
+import SqueezeTaskLog
 import Synchronization
 
 /// An asynchronous counting semaphore: at most `width` holders at once, others suspended in

@@ -1,4 +1,5 @@
 import SqueezeEngines
+import SqueezeTaskLog
 import Synchronization
 
 extension ParallelCompressor {

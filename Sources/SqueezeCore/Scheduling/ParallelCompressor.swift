@@ -1,5 +1,7 @@
 import Glibc
 import SqueezeEngines
+import SqueezeSystem
+import SqueezeTaskLog
 
 // Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
 //

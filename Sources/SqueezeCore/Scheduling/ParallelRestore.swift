@@ -1,5 +1,8 @@
 import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 
 extension ParallelCompressor {
   /// Restores (`-d`) or tests (`-t`) file `index` chunk-parallel where its layout allows (see

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 
 /// Removing a source once its output is durable (`--rm`, spec §4): the output is on disk under
 /// its final name with its folder synced and has been verified by decompressing it; the

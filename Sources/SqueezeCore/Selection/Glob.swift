@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// A shell-style pattern with rsync and gitignore rules (spec §3, `--include`/`--exclude`):
 ///
 /// - a pattern without `/` matches a name at any depth; one with `/` (a leading `/` is

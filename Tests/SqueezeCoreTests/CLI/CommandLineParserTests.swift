@@ -1,4 +1,5 @@
 import SqueezeEngines
+import SqueezeGzip
 import Testing
 
 @testable import SqueezeCore

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SqueezeCore
+@testable import SqueezeSystem
 
 @Suite struct RunSettingsTests {
   @Test func theWidthIsResolvedOnceFromJobsOrTheAllowance() {

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import TestSupport
 import Testing
 

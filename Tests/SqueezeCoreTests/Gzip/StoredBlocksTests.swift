@@ -1,5 +1,6 @@
 import Foundation
 import SqueezeEngines
+import SqueezeGzip
 import Testing
 
 @testable import SqueezeCore

@@ -1,3 +1,4 @@
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore

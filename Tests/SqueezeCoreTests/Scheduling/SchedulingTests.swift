@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import SqueezeCore
+@testable import SqueezeTaskLog
 
 /// Counts how many holders are inside at once and the most there ever were.
 final class Occupancy: Sendable {

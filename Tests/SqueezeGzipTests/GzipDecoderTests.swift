@@ -4,7 +4,7 @@ import SqueezeEngines
 import TestSupport
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeGzip
 
 /// The error a test's sink would throw: none of these sinks fails.
 struct SinkFailure: Error {}

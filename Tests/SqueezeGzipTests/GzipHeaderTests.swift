@@ -1,7 +1,8 @@
 import SqueezeEngines
+import SqueezeSystem
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeGzip
 
 @Suite struct GzipHeaderTests {
   @Test func encodesTheFixedFieldsAndTheName() {

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeSystem
 
 /// The CPU allowance read from cgroup layouts laid out in a temporary folder handed to the
 /// detector as `/`: v2, v1 (as this machine mounts the cpu controller), both, and a

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeSystem
 
 @Suite struct RawPathTests {
   @Test(arguments: [

@@ -1,4 +1,5 @@
 import SqueezeEngines
+import SqueezeSystem
 
 /// The header of one gzip member (RFC 1952 §2.3): what squeeze writes and what it reads back.
 ///

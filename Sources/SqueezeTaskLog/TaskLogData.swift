@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// A task-state log (spec §5) read back: what `squeeze timeline` draws. Unknown keys and
 /// unknown events are ignored, as the spec asks of readers; a `start` without `schema` is
 /// schema 1 (no threads, reasons or chunks), which still draws.

@@ -1,9 +1,10 @@
 import Foundation
 import FoundationXML
+import SqueezeTaskLog
 import TestSupport
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeTimeline
 
 @Suite struct TimelineTests {
   /// A synthetic log: `tasks` tasks created over `duration` seconds, each enqueued, running,

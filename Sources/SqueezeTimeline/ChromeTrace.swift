@@ -1,3 +1,6 @@
+import SqueezeSystem
+import SqueezeTaskLog
+
 /// A task-state log in the Chrome Trace Event Format ("Trace Event Format", Google's
 /// document that Perfetto's UI and chrome://tracing read): one JSON object whose
 /// `traceEvents` array holds

@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Keeps the task-state counters and, when a task-state log is written, logs every change

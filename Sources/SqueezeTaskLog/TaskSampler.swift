@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Samples the task-state counters, the main-actor lag and the state of every thread of the

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,

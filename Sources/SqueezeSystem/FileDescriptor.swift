@@ -182,14 +182,14 @@ package struct FileDescriptor: ~Copyable {
   /// - Throws: ``SystemError`` from `write(2)`, for example `ENOSPC` on a full disk or
   ///   `EFBIG` past a file-size limit (`SIGXFSZ` is ignored by squeeze).
   package func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-    try SqueezeCore.writeAll(bytes, to: rawValue)
+    try SqueezeSystem.writeAll(bytes, to: rawValue)
   }
 
   /// Writes all of `bytes`.
   ///
   /// - Throws: ``SystemError`` from `write(2)`.
   package func writeAll(_ bytes: [UInt8]) throws(SystemError) {
-    try SqueezeCore.writeAll(bytes, to: rawValue)
+    try SqueezeSystem.writeAll(bytes, to: rawValue)
   }
 
   /// Reads into `bytes` at `offset` until it is full or the file ends (`pread(2)`).

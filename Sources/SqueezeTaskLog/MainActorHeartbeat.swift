@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// How bad a main-actor lag was, with the thresholds of Apple's "Analyze hangs with

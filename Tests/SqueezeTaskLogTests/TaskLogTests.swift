@@ -6,7 +6,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import SqueezeCore
+@testable import SqueezeSystem
+@testable import SqueezeTaskLog
 
 @Suite struct TaskLogTests {
   private func object(_ line: JSONLine) throws -> [String: Any] {

@@ -1,4 +1,6 @@
 import Foundation
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// Draws a task-state log as one self-contained SVG (no scripts, no external fonts, no
 /// network), in the spirit of Instruments' Swift Tasks and Swift Actors tracks:

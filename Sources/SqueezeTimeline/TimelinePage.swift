@@ -1,3 +1,5 @@
+import SqueezeTaskLog
+
 /// A task-state log as one interactive HTML page (`squeeze timeline LOG -o FILE.html`): the
 /// page draws on a canvas from one compact data block embedded in it (every file name once,
 /// times in integer microseconds), with no network and no external script.

@@ -1,3 +1,6 @@
+import SqueezeSystem
+import SqueezeTaskLog
+
 /// What a task-state log shows, worked out once for the three ways of drawing it (SVG, HTML,
 /// Chrome trace): the exact counts over time, a lane per thread with the slices that ran on
 /// it and its states, each task's chunks and its story.
