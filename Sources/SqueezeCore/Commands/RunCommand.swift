@@ -44,7 +44,7 @@ struct RunCommand {
     }
     var discovery = await discover(setup)
     setup.walkErrors = discovery.failures.count
-    if let finding = OldLayoutGuard.check(
+    if let finding = TrailingSlashGuard.check(
       list: discovery.files, settings: setup.settings, bases: setup.bases)
     {
       setup.stderr.write("squeeze: \(finding.message)\n")

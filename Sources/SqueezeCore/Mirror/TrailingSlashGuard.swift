@@ -1,16 +1,21 @@
 import Glibc
 import SqueezeSystem
 
-/// Guards mirrors made before arguments mapped as rsync's (``ArgumentMapping``): then
-/// `squeeze -o /backup/photos /home/me/photos` wrote photos' contents directly in
-/// `/backup/photos`; now the same line would start a second copy in
-/// `/backup/photos/photos/`. When `M/<name>` does not exist and M's top already holds
-/// squeeze outputs of the argument's top-level files, or folders named like its top-level
-/// folders that hold such outputs, the run stops (status 1) and says to add a trailing
-/// slash. Restores are guarded the same way: files restored from the argument's top-level
-/// `.gz` files (same size and modification time) already at R's top.
-enum OldLayoutGuard {
-  /// What the guard found: the argument and one entry of the old layout.
+/// Guards a mirror against the rsync mistake: updating it without the trailing slash it was
+/// made with. `squeeze -o /backup/photos /home/me/photos/` puts the folder's contents at the
+/// mirror's top; run again as `squeeze -o /backup/photos /home/me/photos` (no slash), the
+/// argument names the folder itself (``ArgumentMapping``, as rsync's and cp's), which would
+/// start a second copy in `/backup/photos/photos/` and leave the first one to go stale.
+///
+/// When `M/<name>` does not exist and M's top already holds squeeze outputs of the
+/// argument's top-level files, or folders named like its top-level folders that hold such
+/// outputs, the run stops before doing anything (status 1) and says to add the trailing
+/// slash, or to create `M/<name>` to ask for a second copy. Restores are guarded the same
+/// way: files restored from the argument's top-level `.gz` files (same modification time)
+/// already at R's top.
+enum TrailingSlashGuard {
+  /// What the guard found: the argument named without its trailing slash, and one entry
+  /// its contents left at the mirror's top.
   struct Finding: Sendable {
     var argument: RawPath
     var evidence: RawPath
@@ -20,14 +25,15 @@ enum OldLayoutGuard {
     var message: String {
       let slashed = argument.trimmingTrailingSlashes.displayString + "/"
       return
-        "'\(mirror.displayString)' holds a mirror of '\(argument.displayString)' in the layout of earlier versions ('\(evidence.displayString)' is there); '\(argument.displayString)' now goes to '\(mirror.trimmingTrailingSlashes.appending(argument.lastComponent).displayString)'. Name it with a trailing slash ('\(slashed)') to keep updating this mirror, or create that folder to start a new copy there; nothing was done"
+        "'\(mirror.displayString)' holds a mirror of the contents of '\(slashed)' ('\(evidence.displayString)' is there); without the trailing slash, '\(argument.displayString)' goes to '\(mirror.trimmingTrailingSlashes.appending(argument.lastComponent).displayString)', a second copy. Name it with a trailing slash ('\(slashed)') to keep updating this mirror, or create that folder to start a new copy there; nothing was done"
     }
   }
 
   /// How many candidate entries are examined per argument at most.
   static let examinedEntries = 64
 
-  /// The first folder argument whose mirror looks like the old layout, or nil.
+  /// The first folder argument, named without a trailing slash, whose contents the mirror
+  /// already holds at its top, or nil.
   static func check(
     list: FileList, settings: CompressionSettings, bases: BaseDirectories
   ) -> Finding? {
@@ -53,7 +59,7 @@ enum OldLayoutGuard {
     return nil
   }
 
-  /// Looks for one argument's old-layout entries at the mirror's top.
+  /// Looks for one argument's contents at the mirror's top.
   private struct Looker {
     let list: FileList
     let settings: CompressionSettings
@@ -61,7 +67,8 @@ enum OldLayoutGuard {
     let top: Int32
     let present: Set<RawPath>
 
-    /// An entry of the old layout, as a path below the mirror, or nil.
+    /// An entry of the argument's contents at the mirror's top, as a path below the mirror,
+    /// or nil.
     func evidence() -> RawPath? {
       var examined = 0
       for (index, file) in list.files.enumerated() where file.directory == top {
@@ -72,7 +79,7 @@ enum OldLayoutGuard {
           return name
         }
         examined += 1
-        if examined >= OldLayoutGuard.examinedEntries { return nil }
+        if examined >= TrailingSlashGuard.examinedEntries { return nil }
       }
       for (index, directory) in list.directories.enumerated() where directory.parent == top {
         let name = list.name(offset: directory.nameOffset, length: directory.nameLength)
@@ -93,13 +100,14 @@ enum OldLayoutGuard {
           return name.appending(output)
         }
         examined += 1
-        if examined >= OldLayoutGuard.examinedEntries { return nil }
+        if examined >= TrailingSlashGuard.examinedEntries { return nil }
       }
       return nil
     }
 
-    /// True when the entry at `location` is what file `index` became in the old layout: its
-    /// output (compressing), or the file restored from it (restoring).
+    /// True when the entry at `location` is what file `index` became when its folder was
+    /// named with the trailing slash: its output (compressing), or the file restored from it
+    /// (restoring).
     private func matches(_ location: RelativeLocation, file index: Int) -> Bool {
       let file = list.files[index]
       switch settings.operation {
