@@ -23,7 +23,7 @@ struct DryRun {
   }
 
   /// One line of the plan: what would happen to one path.
-  struct Step: Sendable, Equatable {
+  struct Step: Sendable, Equatable, Encodable {
     /// What would be done, as `--json`'s `plan[].action` names it.
     enum Action: String, Sendable {
       /// The file would be compressed to ``Step/output``.
@@ -77,14 +77,21 @@ struct DryRun {
       }
     }
 
-    /// The step as a `--json` object: `{"action","path","output"|"cause"|"reason"}`.
-    var json: [String: String] {
-      var object = ["action": action.rawValue, "path": path.displayString]
-      if let output { object["output"] = output.displayString }
-      if let cause, action != .skip && action != .hardLink { object["cause"] = cause }
-      if action == .hardLink, let cause { object["of"] = cause }
-      if let reason { object["reason"] = reason.rawValue }
-      return object
+    /// The step as a `--json` object: `{"action","path","output"|"cause"|"of"|"reason"}`.
+    func encode(to encoder: any Encoder) throws {
+      var object = encoder.container(keyedBy: Key.self)
+      try object.encode(action.rawValue, forKey: .action)
+      try object.encode(path.displayString, forKey: .path)
+      if let output { try object.encode(output.displayString, forKey: .output) }
+      if let cause, action != .skip && action != .hardLink {
+        try object.encode(cause, forKey: .cause)
+      }
+      if action == .hardLink, let cause { try object.encode(cause, forKey: .of) }
+      if let reason { try object.encode(reason.rawValue, forKey: .reason) }
+    }
+
+    private enum Key: String, CodingKey {
+      case action, path, output, cause, of, reason
     }
   }
 

@@ -276,9 +276,16 @@ struct RunCommand {
 
   // MARK: - Helpers
 
-  /// Prints the `--json` object on stdout; reports (and returns false) when it cannot.
+  /// Prints the `--json` object on stdout; reports on stderr (and returns false) when it
+  /// cannot be encoded or written: never a stand-in object.
   func writeJSON(_ summary: JSONSummary) -> Bool {
-    TextOutput.standardOutput.writeReporting(summary.text, what: "the --json summary")
+    do throws(JSONSummary.EncodingFailure) {
+      let text = try summary.encoded()
+      return TextOutput.standardOutput.writeReporting(text, what: "the --json summary")
+    } catch {
+      TextOutput.standardError.write("squeeze: \(error)\n")
+      return false
+    }
   }
 
   /// The `--include`, `--exclude`, `--older-than` and `--shard` selection.
