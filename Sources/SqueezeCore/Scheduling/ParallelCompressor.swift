@@ -85,6 +85,8 @@ actor ParallelCompressor {
 
   /// The run's configuration.
   nonisolated let configuration: Configuration
+  /// The decisions the isolation mode makes (``SchedulingStrategy``).
+  nonisolated let strategy: SchedulingStrategy
   /// Task-state counters and log (atomics: read without entering the actor).
   nonisolated let tracker: TaskTracker
   /// Progress for the reporter.
@@ -134,6 +136,7 @@ actor ParallelCompressor {
     namer: TemporaryNamer
   ) {
     self.configuration = configuration
+    strategy = configuration.isolation.strategy
     self.tracker = tracker
     self.feed = feed
     self.stop = stop
@@ -159,11 +162,11 @@ actor ParallelCompressor {
   }
 
   /// True when file `index` is compressed (or restored, or tested) chunk-parallel: more
-  /// than one chunk (compressed: more than one chunk's worth of compressed bytes), in the
-  /// `nonisolated` and `detached` modes (the isolated stages work on a whole file inside
-  /// their isolation, as the session's code does).
+  /// than one chunk (compressed: more than one chunk's worth of compressed bytes), where the
+  /// strategy splits big files (the isolated stages work on a whole file inside their
+  /// isolation, as the session's code does).
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
-    (configuration.isolation.isBoundedNonisolated || configuration.isolation == .detached)
+    strategy.splitsBigFiles
       && configuration.list.files[index].size > Int64(configuration.chunkSize)
       && !isStored(index)
   }
@@ -202,10 +205,9 @@ actor ParallelCompressor {
     let order = startOrder()
     await recordAlreadyCurrent()
     async let recorded: Void = recordOutcomes()
-    if configuration.isolation == .detached {
-      await runDetached(order)
-    } else {
-      await runBounded(order)
+    switch strategy.start {
+    case .allAtOnce: await runDetached(order)
+    case .bounded: await runBounded(order)
     }
     // Every output is published (or removed) and its outcome posted.
     await publisher.shutdown()
@@ -259,7 +261,7 @@ actor ParallelCompressor {
       /// Starts a file of one chunk (in a batch in the `nonisolated` mode).
       func startSmall(_ index: Int) async -> Bool {
         guard await admit(index) else { return true }
-        if configuration.isolation.isBoundedNonisolated {
+        if strategy.batchesSmallFiles {
           batch.append(index, size: configuration.list.files[index].size)
           return batch.isFull ? await startBatch() : true
         }
@@ -300,7 +302,7 @@ actor ParallelCompressor {
       if stop.isSet { break }
       let task = tracker.create(id: index + 1, file: displayPath(of: index))
       task.run()
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         BlockingReplay.dropCachedPages(of: index, context: context)
       }
       handOver(processHere(index), task: task, index: index)
@@ -361,36 +363,34 @@ actor ParallelCompressor {
   /// `enqueued` there), runs and hands its output over inside that isolation; only giving
   /// the slot back is left for its way out.
   private nonisolated func run(_ task: TrackedTask, index: Int, holding: Holding) async {
-    switch configuration.isolation {
-    case .nonisolated where holding == .gate, .blocking where holding == .gate,
-      .detached where usesParallelChunks(index):
+    switch strategy.place {
+    case .fileTask:
       task.run()
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         BlockingReplay.dropCachedPages(of: index, context: context)
       }
-      let bounded = holding == .gate
-      let (processed, _) =
-        configuration.settings.operation == .compress
-        ? await compressInParallelChunks(index, task: task, bounded: bounded)
-        : await restoreInParallelChunks(index, task: task, bounded: bounded)
-      handOver(processed, task: task, index: index)
-    case .nonisolated, .detached, .blocking:
-      task.run()
-      if configuration.isolation == .blocking {
-        BlockingReplay.dropCachedPages(of: index, context: context)
+      // A big file holds the big-file gate (bounded) or nothing (all at once).
+      if holding == .gate || (holding == .nothing && usesParallelChunks(index)) {
+        let bounded = holding == .gate
+        let (processed, _) =
+          configuration.settings.operation == .compress
+          ? await compressInParallelChunks(index, task: task, bounded: bounded)
+          : await restoreInParallelChunks(index, task: task, bounded: bounded)
+        handOver(processed, task: task, index: index)
+      } else {
+        let processed = processHere(index)
+        if holding == .slot { slots.release() }
+        handOver(processed, task: task, index: index)
       }
-      let processed = processHere(index)
-      if holding == .slot { slots.release() }
-      handOver(processed, task: task, index: index)
-      return
-    case .actor:
+    case .insideActor:
       task.enqueue(on: .actor)
       await processInsideActor(index, task: task)
+      if holding == .slot { slots.release() }
     case .mainActor:
       task.enqueue(on: .mainActor)
       await MainActorCompression.process(index, task: task, compressor: self)
+      if holding == .slot { slots.release() }
     }
-    if holding == .slot { slots.release() }
   }
 
   /// Hands a processed file's output to the publisher, which finishes the file (nobody
@@ -402,7 +402,7 @@ actor ParallelCompressor {
   ) {
     switch processed {
     case .success(.prepared(let ready)):
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         let publication = BlockingReplay.publish(ready.request, publisher: publisher, stop: stop)
         conclude(task, index: index, outcome(of: ready, publication))
         return

@@ -79,4 +79,22 @@ final class Occupancy: Sendable {
     #expect(tracker.counters.maxRunning.load(ordering: .relaxed) == 1)
     #expect(tracker.counters.maxEnqueued.load(ordering: .relaxed) == 1)
   }
+
+  @Test(arguments: [
+    (isolation: Isolation.mainActor, place: SchedulingStrategy.Place.mainActor, chunks: false),
+    (isolation: .actor, place: .insideActor, chunks: false),
+    (isolation: .nonisolated, place: .fileTask, chunks: true),
+    (isolation: .detached, place: .fileTask, chunks: true),
+    (isolation: .blocking, place: .fileTask, chunks: true),
+  ])
+  func eachIsolationModeIsOneStrategy(
+    isolation: Isolation, place: SchedulingStrategy.Place, chunks: Bool
+  ) {
+    let strategy = isolation.strategy
+    #expect(strategy.place == place)
+    #expect(strategy.splitsBigFiles == chunks)
+    #expect((strategy.start == .allAtOnce) == (isolation == .detached))
+    #expect(strategy.batchesSmallFiles == (isolation == .nonisolated || isolation == .blocking))
+    #expect(strategy.blocksPoolThreads == (isolation == .blocking))
+  }
 }
