@@ -195,7 +195,7 @@ enum OptionTable {
           throw .invalidValue(
             value, option: spelling, reason: "expected k/n with 1 <= k <= n, such as 2/3")
         }
-        options.shard = Options.Shard(index: index, count: count)
+        options.shard = Shard(index: index, count: count)
       }),
   ]
 

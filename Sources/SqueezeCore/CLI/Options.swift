@@ -4,44 +4,8 @@ import SqueezeSystem
 
 /// Everything the command line chose for a run, after parsing (spec §3).
 struct Options: Sendable, Equatable {
-  /// What the run does.
-  enum Mode: String, Sendable, Equatable {
-    /// Compress files (the default).
-    case compress
-    /// Restore the originals (`-d`).
-    case decompress
-    /// Check gzip files, writing nothing (`-t`).
-    case test
-    /// Print a table of gzip files (`-l`).
-    case list
-  }
-
-  /// How much is printed.
-  enum Verbosity: Int, Sendable, Comparable {
-    /// `-q`: errors only.
-    case quiet
-    /// Progress on a terminal, errors, the summary on a terminal.
-    case normal
-    /// `-v`: also a line per file and per skip, and the summary everywhere.
-    case verbose
-
-    static func < (lhs: Verbosity, rhs: Verbosity) -> Bool { lhs.rawValue < rhs.rawValue }
-  }
-
-  /// `--shard K/N`: this run handles shard `index` (1...count) of `count`.
-  struct Shard: Sendable, Equatable {
-    var index: Int
-    var count: Int
-
-    /// True when a file whose path relative to its argument is `relativePath` belongs to
-    /// this shard: FNV-1a 64 of the path's raw bytes, modulo `count` (spec §7).
-    func contains(_ relativePath: RawPath) -> Bool {
-      Int(FNV1a.hash64(relativePath.bytes) % UInt64(count)) == index - 1
-    }
-  }
-
   /// The mode (`-d`, `-t`, `-l`; compress otherwise).
-  var mode: Mode = .compress
+  var mode: RunMode = .compress
   /// Files and folders named on the command line, as raw bytes; empty or `-` for standard
   /// input.
   var paths: [RawPath] = []
@@ -52,7 +16,7 @@ struct Options: Sendable, Equatable {
   /// `-k/--keep`: accepted for gzip habits (keeping is the default).
   var keep = false
   /// `-j/--jobs` (`-p/--processes`), or nil for the CPUs this process may use
-  /// (``CPUAllowance``, resolved once in ``RunSettings``).
+  /// (``CPUAllowance``, resolved once in ``RunConfiguration``).
   var jobs: Int? = nil
   /// `-1`…`-12`, `--level`, `--fast`, `--best`: the compression level (default 6), checked
   /// against ``engine`` once every option is read.

@@ -102,9 +102,8 @@ struct DryRun {
   ) -> (steps: [Step], counts: Counts) {
     var counts = Counts()
     var steps: [Step] = []
-    let current = Set(plan.upToDate)
-    for index in list.files.indices where !plan.dropped.contains(index) {
-      steps += fileSteps(index, plan: plan, upToDate: current.contains(index), counts: &counts)
+    for (index, disposition) in plan.dispositions.enumerated() where disposition != .leftOut {
+      steps += fileSteps(index, disposition, counts: &counts)
     }
     if let mirror = plan.mirror { steps += mirrorSteps(mirror, counts: &counts) }
     for (path, reason) in skipped {
@@ -116,7 +115,7 @@ struct DryRun {
 
   /// The steps of file `index`.
   private func fileSteps(
-    _ index: Int, plan: RunPlan, upToDate: Bool, counts: inout Counts
+    _ index: Int, _ disposition: FileDisposition, counts: inout Counts
   ) -> [Step] {
     let file = list.files[index]
     let source = list.displayPath(of: file)
@@ -125,11 +124,17 @@ struct DryRun {
       return [Step(action: .fail, path: source, cause: "\(FileFailure.unknownSuffix)")]
     }
     let display = settings.plan.displayPath(named: name, of: file, in: list)
-    if let failure = plan.preFailed[index] ?? failure(plan.existing?[index], display: display) {
+    let failure: FileFailure?
+    switch disposition {
+    case .fails(let planned): failure = planned
+    case .work(let existing): failure = self.failure(existing, display: display)
+    case .upToDate, .leftOut: failure = nil
+    }
+    if let failure {
       counts.failing += 1
       return [Step(action: .fail, path: source, cause: "\(failure)")]
     }
-    if upToDate {
+    if disposition == .upToDate {
       counts.upToDate += 1
       return [Step(action: .upToDate, path: source)]
     }

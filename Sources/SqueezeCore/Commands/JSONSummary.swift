@@ -12,7 +12,7 @@ struct JSONSummary {
   /// mode). Independent of the task log's own schema.
   static let schema = 2
 
-  let mode: Options.Mode
+  let mode: RunMode
   let results: RunResults
   let discovery: DiscoveryResult
   let jobs: Int

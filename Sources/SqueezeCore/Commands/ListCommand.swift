@@ -11,7 +11,8 @@ import SqueezeTaskLog
 /// `(uncompressed - (compressed - headers - trailers)) / uncompressed`. The name column is
 /// the path the file would decompress to (with `-N`, the name stored in its header).
 struct ListCommand {
-  let options: Options
+  /// The run's configuration, resolved once.
+  let configuration: RunConfiguration
 
   /// One listed file.
   struct Entry: Equatable {
@@ -31,10 +32,10 @@ struct ListCommand {
   @MainActor
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
-    let decoders = DecoderPool(engine: options.engine)
+    let decoders = DecoderPool(engine: configuration.engine)
     var entries: [Entry] = []
     var failed = false
-    if options.readsStandardInput {
+    if configuration.readsStandardInput {
       do throws(FileFailure) {
         entries.append(
           try Self.entry(decoding: 0, path: "(standard input)", name: "stdout", decoders: decoders)
@@ -45,20 +46,14 @@ struct ListCommand {
       }
     } else {
       let bases = BaseDirectories()
-      var discoveryOptions = DiscoveryOptions()
-      discoveryOptions.wanted = .compressedOrNamed
-      discoveryOptions.suffix = options.suffix
-      discoveryOptions.followSymlinks = options.followSymlinks
-      discoveryOptions.oneFileSystem = options.oneFileSystem
-      discoveryOptions.selection = RunCommand.selection(from: options)
-      discoveryOptions.removesStaleTemporaries = false
       let found = await RunCommand.discover(
-        options.paths, options: discoveryOptions, bases: bases, namer: TemporaryNamer())
+        configuration.paths, options: configuration.selection, bases: bases,
+        namer: TemporaryNamer())
       for failure in found.failures {
         stderr.write("squeeze: \(failure)\n")
         failed = true
       }
-      if options.verbosity > .quiet {
+      if configuration.verbosity > .quiet {
         for warning in found.warnings { stderr.write("squeeze: \(warning)\n") }
       }
       let list = found.files
@@ -66,17 +61,18 @@ struct ListCommand {
         let file = list.files[index]
         let path = list.displayPath(of: file)
         let name =
-          OutputPlan.decompressedName(of: list.name(of: file), suffix: options.suffix)
+          OutputPlan.decompressedName(
+            of: list.name(of: file), suffix: configuration.selection.suffix)
           ?? list.name(of: file)
         do throws(FileFailure) {
           let source = try SourceFile.open(
             index: index, list: list, bases: bases,
-            symlinks: options.followSymlinks ? .always : .never)
+            symlinks: configuration.files.sourceSymlinks)
           defer { close(source.descriptor) }
           var entry = try Self.entry(
             decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
             decoders: decoders)
-          if options.headerNameAndTime == true, let stored = entry.storedName {
+          if configuration.files.usesHeaderNameAndTime, let stored = entry.storedName {
             entry.entry.name = Self.sibling(of: path, named: stored)
           }
           entries.append(entry.entry)
@@ -86,7 +82,7 @@ struct ListCommand {
         }
       }
     }
-    let text = options.json ? Self.json(entries) : Self.table(entries)
+    let text = configuration.json ? Self.json(entries) : Self.table(entries)
     let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
     return failed || !written ? .failure : .success
   }

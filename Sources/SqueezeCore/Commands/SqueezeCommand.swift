@@ -24,12 +24,15 @@ public enum SqueezeCommand {
     case .success(.completionScript(let shell)):
       return print(CompletionScript.render(.squeeze, for: shell), what: "the completion script")
     case .success(.run(let options)):
-      if options.mode == .list { return await ListCommand(options: options).run().rawValue }
-      let settings = RunSettings(options: options)
-      if options.toStandardOutput || options.readsStandardInput {
-        return await StreamCommand(settings: settings).run().rawValue
+      // The options are resolved once; every command reads the result.
+      let configuration = RunConfiguration(options: options)
+      if configuration.mode == .list {
+        return await ListCommand(configuration: configuration).run().rawValue
       }
-      return await RunCommand(runSettings: settings).run().rawValue
+      if configuration.toStandardOutput || configuration.readsStandardInput {
+        return await StreamCommand(configuration: configuration).run().rawValue
+      }
+      return await RunCommand(configuration: configuration).run().rawValue
     case .success(.timeline(let options)):
       return TimelineCommand(options: options).run().rawValue
     case .success(.timelineHelp):

@@ -7,15 +7,14 @@ import SqueezeSystem
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel.
 struct StreamCommand {
-  /// The options and the width, resolved once.
-  let settings: RunSettings
-  /// The command line.
-  var options: Options { settings.options }
+  /// The run's configuration, resolved once.
+  let configuration: RunConfiguration
   /// The folders discovery opened, shared by every input.
   private let bases = BaseDirectories()
 
-  init(settings: RunSettings) {
-    self.settings = settings
+  /// The stream command of a run configured as `configuration`.
+  init(configuration: RunConfiguration) {
+    self.configuration = configuration
   }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
@@ -23,16 +22,18 @@ struct StreamCommand {
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let stop = AtomicFlag()
-    let slots = CompressionSlots(width: settings.jobs)
+    let slots = CompressionSlots(width: configuration.jobs)
     let signals = SignalHandling { _ in
       stop.set()
       slots.close()
     }
-    if options.mode == .compress && isatty(1) == 1 && !options.force {
+    if configuration.mode == .compress && isatty(1) == 1 && !configuration.files.force {
       stderr.write("squeeze: compressed data not written to a terminal; use -f to force\n")
       return .failure
     }
-    if options.mode != .compress && options.readsStandardInput && isatty(0) == 1 && !options.force {
+    if configuration.mode != .compress && configuration.readsStandardInput && isatty(0) == 1
+      && !configuration.files.force
+    {
       stderr.write("squeeze: compressed data not read from a terminal; use -f to force\n")
       return .failure
     }
@@ -94,11 +95,11 @@ struct StreamCommand {
   /// Standard input, or the named files (folders walked, as discovery selects them), in
   /// order; nothing is opened yet.
   private func inputsToRead() async -> [Input] {
-    if options.readsStandardInput {
+    if configuration.readsStandardInput {
       return [Input(source: .standardInput, display: "(standard input)")]
     }
     var inputs: [Input] = []
-    for path in options.paths {
+    for path in configuration.paths {
       if path == "-" {
         inputs.append(Input(source: .standardInput, display: "(standard input)"))
         continue
@@ -114,20 +115,12 @@ struct StreamCommand {
         inputs.append(Input(source: .special(path), display: path))
         continue
       }
-      var discoveryOptions = DiscoveryOptions()
-      // As gzip -c: every file named is compressed, a .gz one too.
-      discoveryOptions.wanted = options.mode == .compress ? .anything : .compressedOrNamed
-      discoveryOptions.suffix = options.suffix
-      discoveryOptions.followSymlinks = options.followSymlinks
-      discoveryOptions.oneFileSystem = options.oneFileSystem
-      discoveryOptions.selection = RunCommand.selection(from: options)
-      discoveryOptions.removesStaleTemporaries = false
       let found = await RunCommand.discover(
-        [path], options: discoveryOptions, bases: bases, namer: TemporaryNamer())
+        [path], options: configuration.selection, bases: bases, namer: TemporaryNamer())
       for failure in found.failures {
         inputs.append(Input(source: .failed(failure.cause), display: failure.path))
       }
-      for warning in found.warnings where options.verbosity > .quiet {
+      for warning in found.warnings where configuration.verbosity > .quiet {
         TextOutput.standardError.write("squeeze: \(warning)\n")
       }
       for index in found.files.files.indices {
@@ -172,7 +165,7 @@ struct StreamCommand {
     case .listed(let list, let index):
       let source = try SourceFile.open(
         index: index, list: list, bases: bases,
-        symlinks: options.followSymlinks ? .always : .never)
+        symlinks: configuration.files.sourceSymlinks)
       // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
       _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
       return Opened(
@@ -227,24 +220,25 @@ struct StreamCommand {
     _ input: Opened, display: RawPath, slots: CompressionSlots, stop: AtomicFlag
   ) async throws(FileFailure) {
     let stdout: RawPath = "(standard output)"
-    switch options.mode {
+    switch configuration.mode {
     case .compress, .list:
-      let storesName = options.headerNameAndTime ?? true
+      let storesName = configuration.files.usesHeaderNameAndTime
       let header = GzipHeader(
         name: storesName ? input.name?.bytes : nil,
-        modificationTime: storesName ? input.modificationTime : nil, level: options.level)
+        modificationTime: storesName ? input.modificationTime : nil, level: configuration.level)
       _ = try await StreamCompressor.compress(
         from: input.descriptor, to: 1, outputName: stdout, header: header.encoded,
-        chunking: options.chunking,
+        chunking: configuration.chunking,
         workspaces: WorkspacePool(
-          engine: options.engine, level: options.level, chunking: options.chunking),
-        slots: slots, window: settings.jobs + 1, stop: stop)
+          engine: configuration.engine, level: configuration.level,
+          chunking: configuration.chunking),
+        slots: slots, window: configuration.jobs + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
-      let writes = options.mode == .decompress
+      let writes = configuration.mode == .decompress
       var head: [UInt8] = []
       // As zcat -f: -dcf passes through what is not gzip, before and after the members.
-      let passesThrough = writes && options.force
+      let passesThrough = writes && configuration.files.force
       if passesThrough {
         // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
         // head is read, not peeked, so pipes work too; gzip data decodes it first.
@@ -255,7 +249,8 @@ struct StreamCommand {
           return
         }
       }
-      _ = try DecoderPool(engine: options.engine).withWorkspace { (workspace) throws(FileFailure) in
+      _ = try DecoderPool(engine: configuration.engine).withWorkspace {
+        (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
           input.descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
           workspace: workspace, stop: stop, progress: { _ in },
@@ -266,7 +261,7 @@ struct StreamCommand {
           if writes { try writer.write(chunk) }
         }
       }
-      if options.mode == .test && options.verbosity == .verbose {
+      if configuration.mode == .test && configuration.verbosity == .verbose {
         TextOutput.standardError.write("\(display.displayString): OK\n")
       }
     }

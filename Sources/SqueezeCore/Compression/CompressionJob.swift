@@ -16,17 +16,16 @@ final class JobContext: Sendable {
   let stop: AtomicFlag
   /// Removes stale temporaries from output folders of a mirror.
   let cleaner: TemporaryCleaner
-  /// What the plan found at each file's output path (``RunPlan/existing``), or nil when
-  /// each job inspects for itself.
-  let planned: [ExistingOutput]?
+  /// What the plan found at each file's output path (``FileDisposition/work(existing:)``),
+  /// or nil when each job inspects for itself.
+  let plan: RunPlan?
 
   init(
     list: FileList, bases: BaseDirectories, settings: CompressionSettings,
     namer: TemporaryNamer, publisher: Publisher, workspaces: WorkspacePool,
-    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner,
-    planned: [ExistingOutput]? = nil
+    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner, plan: RunPlan? = nil
   ) {
-    self.planned = planned
+    self.plan = plan
     self.list = list
     self.bases = bases
     self.settings = settings
@@ -45,7 +44,7 @@ final class JobContext: Sendable {
   func existing(
     at target: RelativeLocation, of index: Int, sourceName: RawPath, source: FileStatus
   ) throws(SystemError) -> ExistingOutput {
-    if let planned { return planned[index] }
+    if case .work(let existing?) = plan?.dispositions[index] { return existing }
     return try ExistingOutput.inspect(
       target, sourceName: sourceName, source: source, inMirror: settings.inMirror)
   }

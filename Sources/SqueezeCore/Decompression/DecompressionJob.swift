@@ -152,8 +152,8 @@ enum DecompressionJob {
   ) throws(FileFailure) -> ExistingOutput {
     let settings = context.settings
     let existing: ExistingOutput
-    if let planned = context.planned {
-      existing = planned[index]
+    if case .work(let planned?) = context.plan?.dispositions[index] {
+      existing = planned
     } else {
       do throws(SystemError) {
         switch try target.entryStatus().kind {

@@ -24,9 +24,6 @@ struct FileList: Sendable {
     var destination: RawPath = ""
     /// The argument is a symbolic link, mirrored as a link (`-o` without a trailing slash).
     var isLinkArgument = false
-    /// The argument failed after it was walked (it collides with an earlier argument):
-    /// nothing of it is worked on or pruned.
-    var isDropped = false
   }
 
   /// One folder that was walked.

@@ -67,7 +67,9 @@ struct MirrorDeletion {
     var seen: Set<Int> = []
     for (index, directory) in list.directories.enumerated() where directory.parent < 0 {
       let root = list.roots[Int(directory.root)]
-      guard !root.isFileArgument, !root.isDropped else { continue }
+      guard !root.isFileArgument, !plan.leftOutRoots.contains(Int(directory.root)) else {
+        continue
+      }
       let folder = plan.folderOfDirectory[index]
       if folder >= 0 && plan.usable[folder] && seen.insert(folder).inserted {
         pending.append(folder)

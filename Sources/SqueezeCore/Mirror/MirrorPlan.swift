@@ -68,6 +68,9 @@ struct MirrorPlan: Sendable {
   var failedFiles: [Int: FileFailure] = [:]
   /// Failures of links and folders (clashes), reported as the run's.
   var failures: [DiscoveryFailure] = []
+  /// Arguments left out (they collide with an earlier one), by root index: nothing of them
+  /// is mirrored or pruned.
+  var leftOutRoots: Set<Int> = []
 
   /// True when listed folder `directory`'s mirror folder exists (or will).
   func isUsable(directory: Int32) -> Bool {
@@ -90,10 +93,13 @@ struct MirrorPlan: Sendable {
   /// - Parameters:
   ///   - linksHardLinks: hard-link groups become hard links in the mirror (off with
   ///     `--shard`, where each name goes to its own shard, and with `--rm`).
+  ///   - leftOutRoots: arguments left out, by root index (``ArgumentCollisions``).
   static func make(
-    list: FileList, settings: CompressionSettings, linksHardLinks: Bool
+    list: FileList, settings: CompressionSettings, linksHardLinks: Bool,
+    leavingOut leftOutRoots: Set<Int> = []
   ) -> MirrorPlan {
     var plan = MirrorPlan()
+    plan.leftOutRoots = leftOutRoots
     plan.collectFolders(of: list)
     var claimed = plan.claimFolders(of: list)
     plan.collectLinks(of: list, settings: settings, claimed: &claimed)
@@ -109,7 +115,7 @@ struct MirrorPlan: Sendable {
     folderOfDirectory = Array(repeating: -1, count: list.directories.count)
     for (index, directory) in list.directories.enumerated() {
       let root = list.roots[Int(directory.root)]
-      guard !root.isDropped else { continue }
+      guard !leftOutRoots.contains(Int(directory.root)) else { continue }
       let path = list.mirrorPath(ofDirectory: Int32(index))
       // The folder holding a file or link argument is not mirrored: its entries land at
       // the top, which takes no metadata from it.

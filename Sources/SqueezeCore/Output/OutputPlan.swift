@@ -163,13 +163,16 @@ struct OutputPlan: Sendable {
   /// - Returns: for each such file (by index), the display path of the earlier source; the
   ///   same source file reached twice is listed in `duplicates` instead, to be dropped
   ///   silently.
-  func collisions(in list: FileList) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
+  func collisions(
+    in list: FileList, leavingOut leftOutRoots: Set<Int> = []
+  ) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
     if cannotCollide(in: list) { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
     firstByKey.reserveCapacity(list.files.count)
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
-    for (index, file) in list.files.enumerated() where !list.root(of: file).isDropped {
+    for (index, file) in list.files.enumerated()
+    where !leftOutRoots.contains(Int(list.directories[Int(file.directory)].root)) {
       guard let name = outputName(for: list.name(of: file)) else { continue }
       let key: OutputKey
       switch destination {

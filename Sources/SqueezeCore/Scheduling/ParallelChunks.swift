@@ -58,7 +58,7 @@ extension ParallelCompressor {
     var bytesRead: Int64 = 0
     var nextStart: Int64 = 0
     let window = OrderedChunkWindow<Range<Int64>, CompressedChunk, FileFailure>(
-      width: configuration.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
+      width: work.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
       task: task)
     let workspaces = self.workspaces
     try await window.run(

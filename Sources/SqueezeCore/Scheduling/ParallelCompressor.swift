@@ -50,41 +50,37 @@ import SqueezeTaskLog
 /// Owns a run's shared bookkeeping (results, counters, the log) and schedules the
 /// compression of a file list: the `actor ParallelCompressor` of the WWDC22 session.
 actor ParallelCompressor {
-  /// Everything a run shares, immutable.
-  struct Configuration: Sendable {
+  /// What a run schedules, all of it read-only: the configuration, the files' settings, the
+  /// listing, the plan, and the mirror's folders once made.
+  struct Work: Sendable {
+    /// The run's configuration (width, isolation, chunks, verbosity).
+    let configuration: RunConfiguration
+    /// Level, destination, force, names: what every file shares.
+    let settings: CompressionSettings
     /// The files.
-    var list: FileList
+    let list: FileList
     /// The folders the files are relative to.
-    var bases: BaseDirectories
-    /// Level, destination, force, names.
-    var settings: CompressionSettings
+    let bases: BaseDirectories
+    /// What becomes of each file.
+    let plan: RunPlan
+    /// The mirror plan once its folders were made (files in folders that could not be are
+    /// left out), or nil.
+    let folders: MirrorPlan?
+
     /// How many compressions (files or chunks) at once (`--jobs`).
-    var jobs: Int
-    /// Where compression runs (`--isolation`).
-    var isolation: Isolation
-    /// Bytes per chunk (`--block-size`, or the engine's default): with `--rsyncable` the
-    /// target of the content-defined rule.
-    var chunkSize = Engine.default.defaultChunkSize
-    /// Cut chunks where the content says (`--rsyncable`).
-    var rsyncable = false
-    /// Where big files are cut into chunks.
-    var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
-    /// Files to leave out before starting (the same file named twice), by index.
-    var dropped: Set<Int> = []
-    /// Files that fail before starting (output collisions), by index.
-    var preFailed: [Int: FileFailure] = [:]
-    /// Files whose output the plan found current: recorded as up to date, not started.
-    var upToDate: [Int] = []
-    /// What the plan found at each file's output path, or nil (jobs inspect themselves).
-    var planned: [ExistingOutput]? = nil
-    /// Print a line per file (`-v`).
-    var verbose = false
-    /// Print errors only (`-q`): no warnings.
-    var quiet = false
+    var jobs: Int { configuration.jobs }
+    /// Bytes per chunk (`--block-size`, or the engine's default).
+    var chunkSize: Int { configuration.chunkSize }
+
+    /// File `index`'s disposition: the plan's, or left out when its mirror folder could
+    /// not be made.
+    func disposition(of index: Int) -> FileDisposition {
+      plan.disposition(of: index, in: list, folders: folders)
+    }
   }
 
-  /// The run's configuration.
-  nonisolated let configuration: Configuration
+  /// What the run schedules.
+  nonisolated let work: Work
   /// The decisions the isolation mode makes (``SchedulingStrategy``).
   nonisolated let strategy: SchedulingStrategy
   /// Task-state counters and log (atomics: read without entering the actor).
@@ -126,32 +122,31 @@ actor ParallelCompressor {
   /// Prepares a run.
   ///
   /// - Parameters:
-  ///   - configuration: files, destination, width, isolation.
+  ///   - work: files, plan, destination, width, isolation.
   ///   - tracker: counters and task log.
   ///   - feed: where progress goes.
   ///   - stop: the run's stop flag.
   ///   - namer: temporary names.
   init(
-    configuration: Configuration, tracker: TaskTracker, feed: ProgressFeed, stop: AtomicFlag,
-    namer: TemporaryNamer
+    work: Work, tracker: TaskTracker, feed: ProgressFeed, stop: AtomicFlag, namer: TemporaryNamer
   ) {
-    self.configuration = configuration
-    strategy = configuration.isolation.strategy
+    self.work = work
+    strategy = work.configuration.isolation.strategy
     self.tracker = tracker
     self.feed = feed
     self.stop = stop
-    slots = CompressionSlots(width: configuration.jobs)
+    slots = CompressionSlots(width: work.jobs)
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
-      engine: configuration.settings.engine, level: configuration.settings.level,
-      chunking: configuration.chunking)
+      engine: work.settings.engine, level: work.settings.level,
+      chunking: work.configuration.chunking)
     chunkBuffers = ChunkBufferPool(
-      capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
+      capacity: ParallelCompressor.restoredChunkCap(chunkSize: work.chunkSize))
     context = JobContext(
-      list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces,
-      decoders: DecoderPool(engine: configuration.settings.engine), stop: stop,
-      cleaner: TemporaryCleaner(namer: namer), planned: configuration.planned)
+      list: work.list, bases: work.bases, settings: work.settings, namer: namer,
+      publisher: publisher, workspaces: workspaces,
+      decoders: DecoderPool(engine: work.settings.engine), stop: stop,
+      cleaner: TemporaryCleaner(namer: namer), plan: work.plan)
   }
 
   /// Stops the run: no new file or chunk starts; running ones stop at their next chunk.
@@ -167,15 +162,15 @@ actor ParallelCompressor {
   /// isolation, as the session's code does).
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
     strategy.splitsBigFiles
-      && configuration.list.files[index].size > Int64(configuration.chunkSize)
+      && work.list.files[index].size > Int64(work.chunkSize)
       && !isStored(index)
   }
 
   /// True when file `index` is copied as stored blocks (a compressed name in a mirror): one
   /// sequential copy, never split into chunks.
   nonisolated func isStored(_ index: Int) -> Bool {
-    let list = configuration.list
-    return configuration.settings.stores(list.name(of: list.files[index]))
+    let list = work.list
+    return work.settings.stores(list.name(of: list.files[index]))
   }
 
   /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
@@ -190,8 +185,8 @@ actor ParallelCompressor {
   /// The order files are started in: files of several chunks first, largest first, then
   /// the rest in listing order (folder by folder, for locality).
   nonisolated func startOrder() -> [Int] {
-    let files = configuration.list.files
-    let threshold = Int64(configuration.chunkSize)
+    let files = work.list.files
+    let threshold = Int64(work.chunkSize)
     let big = files.indices.filter { files[$0].size > threshold }
       .sorted { files[$0].size > files[$1].size }
     let small = files.indices.filter { files[$0].size <= threshold }
@@ -220,7 +215,9 @@ actor ParallelCompressor {
   /// entry into the actor, before any file starts. Posting each through the outcome channel
   /// queued them all at once: 52 MB of outcomes for a re-run over 100,000 current files.
   private func recordAlreadyCurrent() {
-    for index in configuration.upToDate { record(.alreadyCurrent, file: index) }
+    for index in work.list.files.indices where work.disposition(of: index) == .upToDate {
+      record(.alreadyCurrent, file: index)
+    }
   }
 
   /// Records outcomes as they arrive, a batch per entry into the actor.
@@ -262,7 +259,7 @@ actor ParallelCompressor {
       func startSmall(_ index: Int) async -> Bool {
         guard await admit(index) else { return true }
         if strategy.batchesSmallFiles {
-          batch.append(index, size: configuration.list.files[index].size)
+          batch.append(index, size: work.list.files[index].size)
           return batch.isFull ? await startBatch() : true
         }
         guard await slots.acquire(), !stop.isSet else { return false }
@@ -327,23 +324,24 @@ actor ParallelCompressor {
     for handle in handles { await handle.value }
   }
 
-  /// True when file `index` should be started; false for files dropped or failed before
-  /// starting (recorded here).
+  /// True when file `index` is to be worked on; false for files left out, up to date
+  /// (recorded before the start) or failing before starting (recorded here).
   private nonisolated func admit(_ index: Int) async -> Bool {
-    if configuration.dropped.contains(index) { return false }
-    if let failure = configuration.preFailed[index] {
+    switch work.disposition(of: index) {
+    case .work: return true
+    case .leftOut, .upToDate: return false
+    case .fails(let failure):
       tracker.failedBeforeStart(
         id: index + 1, file: displayPath(of: index), error: failure.description)
       outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
       return false
     }
-    return true
   }
 
   /// File `index`'s path as the user would write it. Built only for a message or the
   /// task-state log: most files never need it.
   nonisolated func displayPath(of index: Int) -> RawPath {
-    configuration.list.displayPath(of: configuration.list.files[index])
+    work.list.displayPath(of: work.list.files[index])
   }
 
   /// What working on a file came to, before publication.
@@ -373,7 +371,7 @@ actor ParallelCompressor {
       if holding == .gate || (holding == .nothing && usesParallelChunks(index)) {
         let bounded = holding == .gate
         let (processed, _) =
-          configuration.settings.operation == .compress
+          work.settings.operation == .compress
           ? await compressInParallelChunks(index, task: task, bounded: bounded)
           : await restoreInParallelChunks(index, task: task, bounded: bounded)
         handOver(processed, task: task, index: index)
@@ -444,7 +442,7 @@ actor ParallelCompressor {
       let removal =
         ready.held == nil
         ? ready.removal.map {
-          SourceRemoval.remove($0, force: configuration.settings.force)
+          SourceRemoval.remove($0, force: work.settings.force)
         } : nil
       return .done(
         bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
@@ -470,7 +468,7 @@ actor ParallelCompressor {
   nonisolated func processHere(_ index: Int) -> Result<Processed, FileFailure> {
     let progress: (Int) -> Void = { self.feed.addBytes($0) }
     do throws(FileFailure) {
-      switch configuration.settings.operation {
+      switch work.settings.operation {
       case .compress:
         switch try CompressionJob.open(index: index, context: context) {
         case .upToDate(let bytes):
@@ -510,7 +508,7 @@ actor ParallelCompressor {
   ///   - outcome: what happened.
   ///   - index: the file.
   private func record(_ outcome: FileOutcome, file index: Int) {
-    let verbose = configuration.verbose
+    let verbose = work.configuration.verbosity == .verbose
     var path: RawPath { displayPath(of: index) }
     switch outcome {
     case .done(let bytesIn, let bytesOut, let output, let removal, let held):
@@ -519,7 +517,7 @@ actor ParallelCompressor {
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
-      let compressing = configuration.settings.operation == .compress
+      let compressing = work.settings.operation == .compress
       let grew = compressing && bytesIn > 0 && bytesOut > bytesIn
       if grew { results.grown += 1 }
       if verbose {
@@ -537,14 +535,14 @@ actor ParallelCompressor {
         if verbose { feed.message("\(path.displayString): removed") }
       case .keptHardLinked(let links):
         results.keptHardLinked += 1
-        if !configuration.quiet {
+        if work.configuration.verbosity != .quiet {
           feed.message(
             "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
           )
         }
       case .keptChanged:
         results.keptChanged += 1
-        if !configuration.quiet {
+        if work.configuration.verbosity != .quiet {
           feed.message("squeeze: \(path.displayString): changed after it was read; kept")
         }
       case .failed(let error):
@@ -559,7 +557,7 @@ actor ParallelCompressor {
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1
-      results.bytesUpToDate += configuration.list.files[index].size
+      results.bytesUpToDate += work.list.files[index].size
       if verbose { feed.message("\(path.displayString): up to date") }
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
@@ -582,7 +580,7 @@ actor ParallelCompressor {
   /// system.
   private func message(for failure: FileFailure, file index: Int, path: RawPath) {
     switch readOnly.report(
-      failure, path: path, sourceDevice: configuration.list.files[index].device)
+      failure, path: path, sourceDevice: work.list.files[index].device)
     {
     case .notReadOnly: feed.message("squeeze: \(path.displayString): \(failure)")
     case .first(let message): feed.message(message)

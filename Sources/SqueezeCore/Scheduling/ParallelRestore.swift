@@ -21,7 +21,7 @@ extension ParallelCompressor {
   ) async -> (Result<Processed, FileFailure>, TrackedTask) {
     let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
     defer { gate?.release() }
-    let testing = configuration.settings.operation == .test
+    let testing = work.settings.operation == .test
     let opened: DecompressionJob.Opened?
     let source: SourceFile
     do throws(FileFailure) {
@@ -47,7 +47,7 @@ extension ParallelCompressor {
       do throws(FileFailure) {
         (bytesIn, bytesOut) = try await restoreChunks(
           source, gate: gate, slots: bounded ? slots : nil, task: task, sink: sink)
-      } catch .badGzip(let fault) where configuration.settings.engine != .zlib {
+      } catch .badGzip(let fault) where work.settings.engine != .zlib {
         // zlib, the reference, has the last word on a file ISA-L refused (see
         // GzipFileReader.decode): the output is redone from the start.
         let decoder = try GzipFileReader.decodeAgainWithZlib(
@@ -99,7 +99,7 @@ extension ParallelCompressor {
       var boundary = first
       var produced = 0
       let chunks = OrderedChunkWindow<(Int64, Int64?), ChunkDecoding.Outcome, FileFailure>(
-        width: configuration.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
+        width: work.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
         task: task)
       let decoders = context.decoders
       let fileSize = source.status.size

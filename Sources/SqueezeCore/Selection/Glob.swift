@@ -210,7 +210,7 @@ struct Selection: Sendable {
   /// `--older-than`: files modified at or after this time are left out.
   var modifiedBefore: Timestamp? = nil
   /// `--shard`.
-  var shard: Options.Shard? = nil
+  var shard: Shard? = nil
 
   /// True when nothing is filtered.
   var isEmpty: Bool {

@@ -275,7 +275,7 @@ import Testing
 @Suite struct UsageMessageTests {
   @Test func gzipModePrecedenceLetListWinOverTestAndBothOverDecompress() throws {
     // gzip 1.12: -l wins over -t, both over -d, in any order.
-    let cases: [(arguments: [String], mode: Options.Mode)] = [
+    let cases: [(arguments: [String], mode: RunMode)] = [
       (["-d", "-t", "x"], .test), (["-t", "-d", "x"], .test), (["-dt", "x"], .test),
       (["-d", "-l", "x"], .list), (["-l", "-d", "x"], .list),
       (["-t", "-l", "x"], .list), (["-l", "-t", "x"], .list), (["-dtl", "x"], .list),

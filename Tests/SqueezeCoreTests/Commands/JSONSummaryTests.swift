@@ -9,7 +9,7 @@ import Testing
 /// never a stand-in object.
 @Suite struct JSONSummaryTests {
   static func summary(
-    mode: Options.Mode = .compress, wallSeconds: Double = 1.25, plan: [DryRun.Step]? = nil
+    mode: RunMode = .compress, wallSeconds: Double = 1.25, plan: [DryRun.Step]? = nil
   ) -> JSONSummary {
     var results = RunResults()
     results.done = 2

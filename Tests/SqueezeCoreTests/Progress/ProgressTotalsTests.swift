@@ -21,7 +21,7 @@ import Testing
       options.mirrorsTree = true
       options.wanted = .anything
     }
-    var list = Discovery.run(
+    let list = Discovery.run(
       arguments: arguments.map { RawPath($0) }, options: options, bases: bases,
       namer: TemporaryNamer()
     ).files
@@ -30,7 +30,7 @@ import Testing
     settings.wrapsCompressedNames = mirror != nil
     settings.removesSources = removesSources
     return await RunPlan.make(
-      list: &list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
+      list: list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
   }
 
   @Test func aReRunAfterChangingOneBigFileOfManyIsMeasuredAgainstThatFileOnly() async throws {

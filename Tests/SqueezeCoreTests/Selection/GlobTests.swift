@@ -81,7 +81,7 @@ import Testing
     let paths = (0..<1000).map { RawPath("dir\($0 % 17)/file-\($0).txt") }
     var owners = [Int](repeating: 0, count: paths.count)
     for index in 1...3 {
-      let shard = Options.Shard(index: index, count: 3)
+      let shard = Shard(index: index, count: 3)
       for (position, path) in paths.enumerated() where shard.contains(path) {
         owners[position] += 1
       }
