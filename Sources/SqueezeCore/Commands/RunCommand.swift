@@ -165,7 +165,8 @@ struct RunCommand {
       folders = prepared
     }
     let totals = plan.totals(of: list, folders: folders)
-    let progress = reporter.progress(totals: totals, startTime: environment.startTime)
+    let progress = reporter.progress(
+      list: list, totals: totals, startTime: environment.startTime)
     environment.diagnostics.begin(
       isolation: configuration.isolation, jobs: configuration.jobs,
       cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,

@@ -60,11 +60,14 @@ final class RunReporter {
     stderr.write(failures.map { "squeeze: \($0)\n" }.joined())
   }
 
-  /// The progress reporter for the work, measured against `totals`.
-  func progress(totals: ProgressTotals, startTime: Double) -> ProgressReporter {
+  /// The progress reporter for the work over `list`, measured against `totals`: it also
+  /// says each file's outcome (``FileMessages``).
+  func progress(list: FileList, totals: ProgressTotals, startTime: Double) -> ProgressReporter {
     ProgressReporter(
       style: verbosity == .quiet ? .none : configuration.progress, output: stderr,
-      totals: totals, startTime: startTime)
+      totals: totals, startTime: startTime,
+      fileMessages: FileMessages(
+        list: list, operation: configuration.operation, verbosity: verbosity))
   }
 
   /// The summary line and `--json` at the end of a run.

@@ -104,8 +104,6 @@ actor ParallelCompressor {
 
   /// What happened to each file so far.
   private var results = RunResults()
-  /// Read-only file systems met so far, each reported once.
-  private var readOnly = ReadOnlyFileSystems()
   /// Finished files' outcomes on their way to ``results``.
   nonisolated let outcomes = OutcomeChannel()
 
@@ -502,89 +500,55 @@ actor ParallelCompressor {
     handOver(processHere(index), task: task, index: index)
   }
 
-  /// Records one file's outcome: results, progress and messages.
+  /// Records one file's outcome: results and progress. The outcomes that can print a line
+  /// go on to the progress reporter, which says them (``FileMessages``): the actor writes no
+  /// message of its own.
   ///
   /// - Parameters:
   ///   - outcome: what happened.
   ///   - index: the file.
   private func record(_ outcome: FileOutcome, file index: Int) {
-    let verbose = work.configuration.verbosity == .verbose
-    var path: RawPath { displayPath(of: index) }
     switch outcome {
-    case .done(let bytesIn, let bytesOut, let output, let removal, let held):
+    case .done(let bytesIn, let bytesOut, _, let removal, let held):
       if let held { results.held.append((index, held)) }
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
-      let compressing = work.settings.operation == .compress
-      let grew = compressing && bytesIn > 0 && bytesOut > bytesIn
-      if grew { results.grown += 1 }
-      if verbose {
-        feed.message(
-          compressing
-            ? RunSummary.compressedLine(path, bytesIn: bytesIn, bytesOut: bytesOut)
-            : "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)) → \(output.path.displayString)"
-        )
+      if work.settings.operation == .compress && bytesIn > 0 && bytesOut > bytesIn {
+        results.grown += 1
       }
       switch removal {
-      case nil, .alreadyGone:
-        break
-      case .removed:
-        results.removed += 1
-        if verbose { feed.message("\(path.displayString): removed") }
-      case .keptHardLinked(let links):
-        results.keptHardLinked += 1
-        if work.configuration.verbosity != .quiet {
-          feed.message(
-            "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
-          )
-        }
-      case .keptChanged:
-        results.keptChanged += 1
-        if work.configuration.verbosity != .quiet {
-          feed.message("squeeze: \(path.displayString): changed after it was read; kept")
-        }
+      case nil, .alreadyGone: break
+      case .removed: results.removed += 1
+      case .keptHardLinked: results.keptHardLinked += 1
+      case .keptChanged: results.keptChanged += 1
       case .failed(let error):
-        results.failures.append((path, .cannotRemove(error)))
-        message(for: .cannotRemove(error), file: index, path: path)
+        results.failures.append((displayPath(of: index), .cannotRemove(error)))
       }
     case .upToDate(let bytes):
       results.upToDate += 1
       results.bytesUpToDate += bytes
       feed.fileDone(failed: false)
-      if verbose { feed.message("\(path.displayString): up to date") }
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1
       results.bytesUpToDate += work.list.files[index].size
-      if verbose { feed.message("\(path.displayString): up to date") }
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
-      if verbose { feed.message("\(path.displayString): OK") }
     case .failed(.interrupted):
       // Not a failure of the file: the run is stopping. Not counted as done either.
       results.interrupted = true
     case .failed(let failure):
-      results.failures.append((path, failure))
+      results.failures.append((displayPath(of: index), failure))
       results.failedFiles.insert(index)
       feed.fileDone(failed: true)
-      message(for: failure, file: index, path: path)
     }
-  }
-
-  /// Prints a file's failure, or one message for all the failures on a read-only file
-  /// system.
-  private func message(for failure: FileFailure, file index: Int, path: RawPath) {
-    switch readOnly.report(
-      failure, path: path, sourceDevice: work.list.files[index].device)
-    {
-    case .notReadOnly: feed.message("squeeze: \(path.displayString): \(failure)")
-    case .first(let message): feed.message(message)
-    case .alreadyReported: break
+    if FileMessages.mayPrint(outcome, verbosity: work.configuration.verbosity) {
+      feed.outcome(of: index, outcome)
     }
   }
 
