@@ -35,17 +35,17 @@ extension RunConfiguration {
     selection.selection = Self.selection(from: options, now: now)
     if options.mode == .list {
       selection.wanted = .compressedOrNamed
-      selection.removesStaleTemporaries = false
+      selection.findsStaleTemporaries = false
     } else if options.toStandardOutput || options.readsStandardInput {
       // As gzip -c: every file named is compressed, a .gz one too.
       selection.wanted = options.mode == .compress ? .anything : .compressedOrNamed
-      selection.removesStaleTemporaries = false
+      selection.findsStaleTemporaries = false
     } else {
       selection.wanted =
         operation == .compress
         ? .uncompressed : (operation == .test ? .compressedOrNamed : .compressedByName)
       selection.recordsSkippedPaths = options.verbosity == .verbose || options.dryRun
-      selection.removesStaleTemporaries = !options.dryRun
+      selection.findsStaleTemporaries = !options.dryRun
       selection.listingThreads = min(jobs, cpus.count)
       if options.output != nil {
         // A mirror: arguments map as rsync's, the tree's links and compressed names go in

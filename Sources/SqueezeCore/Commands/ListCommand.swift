@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 import SqueezeTaskLog
 
@@ -61,7 +62,7 @@ struct ListCommand {
         let file = list.files[index]
         let path = list.displayPath(of: file)
         let name =
-          OutputPlan.decompressedName(
+          GzipNaming.decompressedName(
             of: list.name(of: file), suffix: configuration.selection.suffix)
           ?? list.name(of: file)
         do throws(FileFailure) {

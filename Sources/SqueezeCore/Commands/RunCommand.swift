@@ -12,7 +12,7 @@ import Synchronization
 /// earlier phase decided: ``prepare(_:)`` (signals, diagnostics, the output folder: can the
 /// run start at all?), ``discover(_:reporter:)`` (which entries are there: a ``FileList``),
 /// ``plan(_:list:reporter:)`` (what each one needs: a frozen ``RunPlan``, one disposition per
-/// file), ``execute(_:list:plan:reporter:)`` (doing it: mirror folders, the files, links,
+/// file), ``execute(_:discovery:plan:reporter:)`` (doing it: stale temporaries, mirror folders, the files, links,
 /// hard links, deletions, folder metadata; it reports outcomes) and the report (summary,
 /// `--json`, exit status). Every message goes through the ``RunReporter``.
 struct RunCommand {
@@ -57,8 +57,7 @@ struct RunCommand {
       return dryRun(prepared, discovery: discovery, plan: plan, reporter: reporter)
     }
     let execution = await execute(
-      prepared, list: discovery.files, plan: plan, walkErrors: discovery.failures.count,
-      reporter: reporter)
+      prepared, discovery: discovery, plan: plan, reporter: reporter)
     return report(
       prepared, discovery: discovery, plan: plan, execution: execution, reporter: reporter)
   }
@@ -152,10 +151,16 @@ struct RunCommand {
   /// the mirror plan.
   @MainActor
   func execute(
-    _ prepared: PreparedRun, list: FileList, plan: RunPlan, walkErrors: Int,
-    reporter: RunReporter
+    _ prepared: PreparedRun, discovery: DiscoveryResult, plan: RunPlan, reporter: RunReporter
   ) async -> Execution {
     let environment = prepared.environment
+    let list = discovery.files
+    let walkErrors = discovery.failures.count
+    // What killed runs left behind in the folders walked goes first.
+    StaleTemporaries.remove(
+      discovery.staleTemporaries, in: list, bases: environment.bases,
+      symlinks: prepared.discovery.followSymlinks ? .always : .never,
+      namer: environment.namer)
     let mirror = prepared.mirrorWork(list: list, verbose: configuration.verbosity == .verbose)
     var folders: MirrorPlan? = nil
     var unusable: [DiscoveryFailure] = []

@@ -55,7 +55,7 @@ struct CompressionSettings: Sendable {
 
   /// True when file `name` is copied into its member as stored blocks rather than deflated.
   func stores(_ name: RawPath) -> Bool {
-    wrapsCompressedNames && OutputPlan.hasCompressedSuffix(name, suffix: plan.naming.suffix)
+    wrapsCompressedNames && GzipNaming.hasCompressedSuffix(name, suffix: plan.naming.suffix)
   }
 
   /// The file system of `file`'s output when the listing already says it, or nil: beside

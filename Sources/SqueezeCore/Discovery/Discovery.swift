@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 
 /// What to select while walking.
@@ -34,8 +35,10 @@ struct DiscoveryOptions: Sendable {
   var excludedFiles: Set<FileIdentity> = []
   /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
   var recordsSkippedPaths = false
-  /// Remove stale temporaries of killed runs met on the way.
-  var removesStaleTemporaries = true
+  /// Set the stale temporaries of killed runs met on the way aside for the run to remove
+  /// (``DiscoveryResult/staleTemporaries``), rather than skip them: discovery itself
+  /// removes nothing.
+  var findsStaleTemporaries = true
   /// A mirror (`-o`): arguments map as rsync's (``ArgumentMapping``) and, unless links are
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
@@ -76,8 +79,9 @@ struct DiscoveryResult: Sendable {
   /// the wrong suffix (skipped, as gzip warns), a followed link that leads outside its
   /// argument.
   var warnings: [DiscoveryFailure] = []
-  /// Stale temporaries of killed runs that were removed.
-  var staleTemporariesRemoved = 0
+  /// Stale temporaries of killed runs met on the way (``DiscoveryOptions/findsStaleTemporaries``),
+  /// by folder record and name: the run removes them before its work.
+  var staleTemporaries: [(directory: Int32, name: RawPath)] = []
 
   /// Total number of skipped entries.
   var skippedCount: Int { skipCounts.values.reduce(0, +) }
@@ -268,12 +272,10 @@ struct Discovery {
           visited: &visited
         ).map { ($0.entry, $0.record) }
       }
-      guard case .folderReachedTwice(let staleTemporariesRemoved) = outcome else { return }
+      guard case .folderReachedTwice = outcome else { return }
       // A bind mount: what was recorded is undone, and the serial walk below decides which
-      // way to the folder is listed and which is skipped, as without threads. The stale
-      // temporaries the threads removed are gone, and counted.
+      // way to the folder is listed and which is skipped, as without threads.
       result = before
-      result.staleTemporariesRemoved += staleTemporariesRemoved
       visited = [identity]
     }
     var pending: [Int32] = [top]
@@ -306,7 +308,7 @@ struct Discovery {
       return []
     }
     result.files.directories[Int(directory)].hasNoDefaultACL = scan.hasNoDefaultACL
-    result.staleTemporariesRemoved += scan.staleTemporariesRemoved
+    for name in scan.staleTemporaries { result.staleTemporaries.append((directory, name)) }
     let firstFile = result.files.files.count
     var subfolders: [(entry: Int, record: Int32)] = []
     var subfolderEntries = 0
@@ -374,7 +376,7 @@ struct Discovery {
       for index in firstFile..<result.files.files.count {
         let name = result.files.name(of: result.files.files[index])
         result.files.files[index].outputListedBeside =
-          OutputPlan.decompressedName(of: name, suffix: options.suffix).map(names.contains)
+          GzipNaming.decompressedName(of: name, suffix: options.suffix).map(names.contains)
           ?? true
       }
     }
@@ -442,7 +444,7 @@ struct Discovery {
   }
 
   private func isCompressedName(_ name: RawPath) -> Bool {
-    OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
+    GzipNaming.hasCompressedSuffix(name, suffix: options.suffix)
   }
 
   private mutating func skip(_ path: RawPath, _ reason: SkipReason) {

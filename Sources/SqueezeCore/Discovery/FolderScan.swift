@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 
 /// One folder's listing, read without touching the run's list: what ``Discovery`` records
@@ -51,8 +52,9 @@ struct FolderScan: Sendable {
   var failure: String? = nil
   /// The folder has no default ACL (``CreationPermissions``).
   var hasNoDefaultACL = false
-  /// Stale temporaries of killed runs removed from it.
-  var staleTemporariesRemoved = 0
+  /// Stale temporaries of killed runs in it (``DiscoveryOptions/findsStaleTemporaries``), in
+  /// name order: not listed, not skipped, left for the run to remove.
+  var staleTemporaries: [RawPath] = []
 
   /// Reads the folder `relative` below the argument (`""` for the argument's own folder),
   /// shown to the user as `display`: one `getdents64` pass, then one `fstatat` per entry in
@@ -110,10 +112,10 @@ private struct EntryReader {
       return
     }
     if TemporaryNamer.isTemporary(name) {
-      if options.removesStaleTemporaries
-        && TemporaryCleaner.removeIfStale(name, in: folder, namer: context.namer)
+      if options.findsStaleTemporaries
+        && TemporaryCleaner.isStale(name, in: folder, namer: context.namer)
       {
-        scan.staleTemporariesRemoved += 1
+        scan.staleTemporaries.append(name)
         return
       }
       scan.entries.append(.skipped(name, .temporary))
@@ -240,7 +242,7 @@ private struct EntryReader {
 
   /// Why a file is skipped by its name, or nil.
   private func suffixSkip(_ name: RawPath) -> SkipReason? {
-    let compressed = OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
+    let compressed = GzipNaming.hasCompressedSuffix(name, suffix: options.suffix)
     switch options.wanted {
     case .uncompressed: return compressed ? .alreadyCompressed : nil
     case .compressedByName, .compressedOrNamed: return compressed ? nil : .notCompressed

@@ -26,8 +26,8 @@ final class ParallelListing: Sendable {
     /// Every folder was read once and recorded.
     case listed
     /// A folder was reached a second time: the reading stopped, and what was recorded must
-    /// be undone. The count is the stale temporaries the folder reads removed meanwhile.
-    case folderReachedTwice(staleTemporariesRemoved: Int)
+    /// be undone.
+    case folderReachedTwice
   }
 
   /// A folder waiting to be read.
@@ -60,7 +60,6 @@ final class ParallelListing: Sendable {
     /// The calling thread waits for a folder to be read.
     var callerWaits = false
     var folderReachedTwice = false
-    var staleTemporariesRemoved = 0
     /// The walk is over: every helper stops.
     var done = false
 
@@ -180,7 +179,7 @@ final class ParallelListing: Sendable {
           state.callerWaits = true
           return nil
         }
-        return .folderReachedTwice(staleTemporariesRemoved: state.staleTemporariesRemoved)
+        return .folderReachedTwice
       }
       if let outcome { return outcome }
       callerWakeup.wait()
@@ -210,7 +209,6 @@ final class ParallelListing: Sendable {
     let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
     let (helpers, caller) = state.withLock { state -> (Int, Bool) in
       state.reading -= 1
-      state.staleTemporariesRemoved += scan.staleTemporariesRemoved
       var children: [Int] = []
       var subfolders: [Pending] = []
       for entry in scan.entries where !state.folderReachedTwice {

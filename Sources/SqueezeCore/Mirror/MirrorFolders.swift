@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 
 /// The folders of a mirror: created before the work, given their sources' metadata after it.
@@ -111,7 +112,7 @@ struct MirrorFolders {
   private func ownsRegularFile(at location: RelativeLocation) -> Bool {
     if settings.force { return true }
     guard settings.operation == .compress,
-      let source = OutputPlan.decompressedName(
+      let source = GzipNaming.decompressedName(
         of: location.name, suffix: settings.plan.naming.suffix)
     else { return false }
     return ExistingOutput.namesSource(location, sourceName: source)

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 
 /// Inspects what sits at every output path before a run starts (``RunPlan``), with as few
@@ -189,7 +190,7 @@ enum OutputInspection {
     case .regular where settings.operation == .compress:
       // The output of a file that has become this link.
       guard
-        let source = OutputPlan.decompressedName(
+        let source = GzipNaming.decompressedName(
           of: location.name, suffix: settings.plan.naming.suffix),
         ExistingOutput.namesSource(location, sourceName: source)
       else { return (.foreign, false) }

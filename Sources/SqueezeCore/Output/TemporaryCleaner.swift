@@ -41,9 +41,16 @@ final class TemporaryCleaner: Sendable {
   ///
   /// - Returns: true when it was removed.
   static func removeIfStale(_ name: RawPath, in folder: Int32, namer: TemporaryNamer) -> Bool {
-    guard let status = try? FileStatus.of(name, in: folder), status.kind == .regular,
-      namer.isStale(name, modified: status.modificationTime)
-    else { return false }
+    guard isStale(name, in: folder, namer: namer) else { return false }
     return name.withCString { unlinkat(folder, $0, 0) } == 0
+  }
+
+  /// True when `name` in `folder` is a regular file whose writer is gone
+  /// (``TemporaryNamer/isStale(_:modified:now:)``).
+  static func isStale(_ name: RawPath, in folder: Int32, namer: TemporaryNamer) -> Bool {
+    guard let status = try? FileStatus.of(name, in: folder), status.kind == .regular else {
+      return false
+    }
+    return namer.isStale(name, modified: status.modificationTime)
   }
 }

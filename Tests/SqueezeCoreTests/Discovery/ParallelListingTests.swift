@@ -19,7 +19,7 @@ struct ParallelListingTests {
     var skipCounts: [String] = []
     var failures: [String] = []
     var warnings: [String] = []
-    var staleTemporariesRemoved = 0
+    var staleTemporaries = 0
 
     init(_ result: DiscoveryResult) {
       let list = result.files
@@ -35,7 +35,7 @@ struct ParallelListingTests {
       skipCounts = result.skipCounts.map { "\($0.key) \($0.value)" }.sorted()
       failures = result.failures.map(\.description)
       warnings = result.warnings.map(\.description)
-      staleTemporariesRemoved = result.staleTemporariesRemoved
+      staleTemporaries = result.staleTemporaries.count
     }
 
     var description: String {
@@ -107,7 +107,7 @@ struct ParallelListingTests {
       #expect(serial == parallel)
       #expect(serial.directories.count > 90)
       // A restore lists only compressed names: it never meets the temporary.
-      #expect(serial.staleTemporariesRemoved == (wanted == .uncompressed ? 1 : 0))
+      #expect(serial.staleTemporaries == (wanted == .uncompressed ? 1 : 0))
       #expect(!serial.skipped.isEmpty && !serial.files.isEmpty)
     }
   }

@@ -1,3 +1,4 @@
+import SqueezeGzip
 import SqueezeSystem
 import Testing
 
@@ -102,15 +103,15 @@ import Testing
   ])
   func decompressedNamesFollowGzip(name: String, expected: String?) {
     #expect(
-      OutputPlan.decompressedName(of: RawPath(name), suffix: ".gz") == expected.map { RawPath($0) })
+      GzipNaming.decompressedName(of: RawPath(name), suffix: ".gz") == expected.map { RawPath($0) })
   }
 
   @Test func compressedSuffixesIgnoreLetterCaseAsGzipDoes() {
     for name in ["a.GZ", "a.Tgz", "a.Z", "a-GZ", "a_Z", "a.gz"] {
-      #expect(OutputPlan.hasCompressedSuffix(RawPath(name), suffix: ".gz"), "\(name)")
+      #expect(GzipNaming.hasCompressedSuffix(RawPath(name), suffix: ".gz"), "\(name)")
     }
-    #expect(OutputPlan.hasCompressedSuffix(RawPath("a.BAK"), suffix: ".bak"), "the -S suffix too")
-    #expect(!OutputPlan.hasCompressedSuffix(RawPath("a.gzip"), suffix: ".gz"))
-    #expect(OutputPlan.decompressedName(of: RawPath("c.txt.GZ"), suffix: ".gz") == RawPath("c.txt"))
+    #expect(GzipNaming.hasCompressedSuffix(RawPath("a.BAK"), suffix: ".bak"), "the -S suffix too")
+    #expect(!GzipNaming.hasCompressedSuffix(RawPath("a.gzip"), suffix: ".gz"))
+    #expect(GzipNaming.decompressedName(of: RawPath("c.txt.GZ"), suffix: ".gz") == RawPath("c.txt"))
   }
 }
