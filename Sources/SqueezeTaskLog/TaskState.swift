@@ -42,7 +42,7 @@ package enum TaskState: String, Sendable, CaseIterable, Codable {
 /// What a suspended task awaits: the `reason` of a `suspended` event (log schema 2).
 package enum SuspensionReason: String, Sendable, CaseIterable {
   /// A compression slot (`--jobs`): resumed through its continuation by
-  /// ``CompressionSlots/release()``.
+  /// ``WorkSlots/release()``.
   case slot
   /// Its output's publication (the sync and rename on the publisher's thread): ended by the
   /// publisher's completion handler, which runs exactly once on every path.

@@ -16,7 +16,7 @@ extension RunConfiguration {
       destination: options.output.map { .mirror(base: -1, path: $0) } ?? .besideSources,
       naming: operation == .compress ? .addSuffix(options.suffix) : .removeSuffix(options.suffix))
     plan.besideSymlinks = options.followSymlinks ? .inFolders : .never
-    var files = CompressionSettings(plan: plan)
+    var files = FileSettings(plan: plan)
     files.followsSymlinks = options.followSymlinks
     files.operation = operation
     files.level = options.level

@@ -6,7 +6,7 @@ import SqueezeSystem
 /// changed. The plan is a result, so it goes to stdout (a line per step, or `plan` inside
 /// `--json`); its one-line summary is a message, on stderr.
 struct DryRun {
-  let settings: CompressionSettings
+  let settings: FileSettings
   let list: FileList
   let bases: BaseDirectories
 

@@ -201,7 +201,7 @@ struct RunCommand {
       namer: environment.namer)
     environment.stopper.attach(compressor)
     let follower = Task { @MainActor in await progress.follow(feed) }
-    let results = await compressor.compressAll()
+    let results = await compressor.processAll()
     feed.finish()
     await follower.value
     progress.finish(feed)

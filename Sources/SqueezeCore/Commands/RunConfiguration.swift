@@ -92,7 +92,7 @@ struct RunConfiguration: Sendable {
   /// What every file of the run shares: operation, level, engine, naming and destination,
   /// `-f`, `-n`/`-N`, `--rm`, `--delete`. In a mirror, the destination's open folder is not
   /// known yet (its base is -1): ``settings(mirrorBase:)`` gives it.
-  var files: CompressionSettings
+  var files: FileSettings
   /// What discovery selects, but for what the run finds out (``discovery(excludingFolder:file:)``).
   var selection: DiscoveryOptions
   /// Mirror hard-link groups as hard links (not with `--shard`, where each name goes to its
@@ -113,7 +113,7 @@ struct RunConfiguration: Sendable {
   /// The settings of every file once the mirror's folder is open as `mirrorBase` (-1: a
   /// dry run into a mirror that does not exist yet); ``files`` as they are beside the
   /// sources.
-  func settings(mirrorBase: Int?) -> CompressionSettings {
+  func settings(mirrorBase: Int?) -> FileSettings {
     guard case .mirror(_, let path) = files.plan.destination, let mirrorBase else { return files }
     var settings = files
     var plan = OutputPlan(

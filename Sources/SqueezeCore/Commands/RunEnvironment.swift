@@ -74,7 +74,7 @@ struct PreparedRun {
   /// The clocks, folders, signals and diagnostics.
   let environment: RunEnvironment
   /// The settings of every file, with the mirror's open folder.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// What discovery selects, the mirror's folder and the task log left out.
   let discovery: DiscoveryOptions
   /// The mirror's open folder (`-o`), or nil (no mirror, or a dry run into a mirror that

@@ -48,7 +48,7 @@ struct RunPlan: Sendable {
   ///   - linksHardLinks: mirror hard-link groups as hard links (not with `--shard`, `--rm`).
   ///   - width: how many ranges are inspected at once.
   static func make(
-    list: FileList, settings: CompressionSettings, bases: BaseDirectories,
+    list: FileList, settings: FileSettings, bases: BaseDirectories,
     linksHardLinks: Bool, width: Int
   ) async -> RunPlan {
     // A dry run into an output folder that does not exist yet: nothing is there.

@@ -22,7 +22,7 @@ struct StreamCommand {
   func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let stop = AtomicFlag()
-    let slots = CompressionSlots(width: configuration.jobs)
+    let slots = WorkSlots(width: configuration.jobs)
     let signals = SignalHandling { _ in
       stop.set()
       slots.close()
@@ -217,7 +217,7 @@ struct StreamCommand {
 
   /// Compresses, decompresses or tests one input into standard output.
   private func process(
-    _ input: Opened, display: RawPath, slots: CompressionSlots, stop: AtomicFlag
+    _ input: Opened, display: RawPath, slots: WorkSlots, stop: AtomicFlag
   ) async throws(FileFailure) {
     let stdout: RawPath = "(standard output)"
     switch configuration.mode {

@@ -8,7 +8,7 @@ import SqueezeSystem
 final class JobContext: Sendable {
   let list: FileList
   let bases: BaseDirectories
-  let settings: CompressionSettings
+  let settings: FileSettings
   let namer: TemporaryNamer
   let publisher: Publisher
   let workspaces: WorkspacePool
@@ -21,7 +21,7 @@ final class JobContext: Sendable {
   let plan: RunPlan?
 
   init(
-    list: FileList, bases: BaseDirectories, settings: CompressionSettings,
+    list: FileList, bases: BaseDirectories, settings: FileSettings,
     namer: TemporaryNamer, publisher: Publisher, workspaces: WorkspacePool,
     decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner, plan: RunPlan? = nil
   ) {

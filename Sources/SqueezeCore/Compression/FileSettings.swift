@@ -14,7 +14,7 @@ enum Operation: String, Sendable {
 }
 
 /// The choices that are the same for every file of a run.
-struct CompressionSettings: Sendable {
+struct FileSettings: Sendable {
   /// What the run does.
   var operation: Operation = .compress
   /// The compression level (`-1`…`-12`, `--level`), one the engine accepts.

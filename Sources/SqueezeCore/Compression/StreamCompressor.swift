@@ -22,7 +22,7 @@ enum StreamCompressor {
   ///   is set.
   static func compress(
     from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8],
-    chunking: Chunking, workspaces: WorkspacePool, slots: CompressionSlots, window: Int,
+    chunking: Chunking, workspaces: WorkspacePool, slots: WorkSlots, window: Int,
     stop: AtomicFlag
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let writer = DescriptorWriter(descriptor: output, display: outputName)

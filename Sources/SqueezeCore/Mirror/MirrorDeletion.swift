@@ -23,7 +23,7 @@ struct MirrorDeletion {
   /// The mirror's folders and their sources.
   let plan: MirrorPlan
   /// Naming, links followed or not.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// The mirror's open folder.

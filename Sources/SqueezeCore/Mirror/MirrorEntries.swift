@@ -15,7 +15,7 @@ struct MirrorEntries {
   /// The run's listing.
   let list: FileList
   /// Destination, naming, force, operation, ownership.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// Temporary names.

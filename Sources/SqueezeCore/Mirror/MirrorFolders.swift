@@ -22,7 +22,7 @@ struct MirrorFolders {
   /// The run's listing.
   let list: FileList
   /// The run's settings (operation, force, ownership).
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The mirror's open folder.
   let base: Int32
   /// Temporary names for folders swapped in.

@@ -95,7 +95,7 @@ struct MirrorPlan: Sendable {
   ///     `--shard`, where each name goes to its own shard, and with `--rm`).
   ///   - leftOutRoots: arguments left out, by root index (``ArgumentCollisions``).
   static func make(
-    list: FileList, settings: CompressionSettings, linksHardLinks: Bool,
+    list: FileList, settings: FileSettings, linksHardLinks: Bool,
     leavingOut leftOutRoots: Set<Int> = []
   ) -> MirrorPlan {
     var plan = MirrorPlan()
@@ -174,7 +174,7 @@ struct MirrorPlan: Sendable {
   /// The links to store; a link whose mirror path a folder or an earlier link has taken
   /// fails.
   private mutating func collectLinks(
-    of list: FileList, settings: CompressionSettings, claimed: inout [Int: [RawPath: Claim]]
+    of list: FileList, settings: FileSettings, claimed: inout [Int: [RawPath: Claim]]
   ) {
     for (index, link) in list.links.enumerated() {
       let folder = folderOfDirectory[Int(link.directory)]
@@ -196,7 +196,7 @@ struct MirrorPlan: Sendable {
 
   /// Files whose output path a folder or link has taken fail, naming both sources.
   private mutating func failClashingFiles(
-    of list: FileList, settings: CompressionSettings, claimed: [Int: [RawPath: Claim]]
+    of list: FileList, settings: FileSettings, claimed: [Int: [RawPath: Claim]]
   ) {
     guard !claimed.isEmpty else { return }
     for (index, file) in list.files.enumerated() {

@@ -16,7 +16,7 @@ struct MirrorWork {
   /// The run's listing.
   let list: FileList
   /// The run's settings.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// Temporary names.

@@ -35,7 +35,7 @@ enum TrailingSlashGuard {
   /// The first folder argument, named without a trailing slash, whose contents the mirror
   /// already holds at its top, or nil.
   static func check(
-    list: FileList, settings: CompressionSettings, bases: BaseDirectories
+    list: FileList, settings: FileSettings, bases: BaseDirectories
   ) -> Finding? {
     guard case .mirror(let baseIndex, let mirrorPath) = settings.plan.destination, baseIndex >= 0
     else { return nil }
@@ -62,7 +62,7 @@ enum TrailingSlashGuard {
   /// Looks for one argument's contents at the mirror's top.
   private struct Looker {
     let list: FileList
-    let settings: CompressionSettings
+    let settings: FileSettings
     let base: Int32
     let top: Int32
     let present: Set<RawPath>

@@ -49,7 +49,7 @@ enum OutputInspection {
   ///   - groupNames: for each hard-link group's first name, all its names.
   @concurrent
   static func inspectAll(
-    _ list: FileList, settings: CompressionSettings, bases: BaseDirectories,
+    _ list: FileList, settings: FileSettings, bases: BaseDirectories,
     skipping: Set<Int>, groupNames: [Int: [RawPath]], width: Int
   ) async -> [ExistingOutput] {
     let count = list.files.count
@@ -79,7 +79,7 @@ enum OutputInspection {
 
   /// Inspects the files of `range`.
   private static func inspect(
-    _ range: Range<Int>, of list: FileList, settings: CompressionSettings,
+    _ range: Range<Int>, of list: FileList, settings: FileSettings,
     bases: BaseDirectories, skipping: Set<Int>, groupNames: [Int: [RawPath]]
   ) -> [ExistingOutput] {
     var folder = FolderNames()
@@ -116,7 +116,7 @@ enum OutputInspection {
 
   /// What the entry at `target` means for file `index`.
   private static func judge(
-    _ target: RelativeLocation, index: Int, list: FileList, settings: CompressionSettings,
+    _ target: RelativeLocation, index: Int, list: FileList, settings: FileSettings,
     bases: BaseDirectories, alsoNamed: [RawPath]
   ) -> ExistingOutput {
     let file = list.files[index]
@@ -141,7 +141,7 @@ enum OutputInspection {
 
   /// Where file `index` itself is.
   static func sourceLocation(
-    of index: Int, list: FileList, settings: CompressionSettings, bases: BaseDirectories
+    of index: Int, list: FileList, settings: FileSettings, bases: BaseDirectories
   ) -> RelativeLocation {
     let file = list.files[index]
     return RelativeLocation(
@@ -153,7 +153,7 @@ enum OutputInspection {
   /// Judges what sits at the paths of a mirror's links and hard-link followers.
   static func inspectMirrorEntries(
     _ mirror: MirrorPlan, existing: [ExistingOutput], list: FileList,
-    settings: CompressionSettings, bases: BaseDirectories
+    settings: FileSettings, bases: BaseDirectories
   ) -> MirrorPlan {
     var mirror = mirror
     for position in mirror.links.indices {
@@ -178,7 +178,7 @@ enum OutputInspection {
   /// to retime only, to replace, or in the way.
   private static func judgeLink(
     at location: RelativeLocation, link: FileList.Link, list: FileList,
-    settings: CompressionSettings
+    settings: FileSettings
   ) -> (ExistingOutput, retimeOnly: Bool) {
     guard let status = try? location.entryStatus() else { return (.absent, false) }
     switch status.kind {
@@ -205,7 +205,7 @@ enum OutputInspection {
   /// is the group's output (and that is current), else whether it may be replaced.
   private static func judgeFollower(
     _ follower: MirrorPlan.Follower, existing: [ExistingOutput], list: FileList,
-    settings: CompressionSettings, bases: BaseDirectories, groupNames: [RawPath]
+    settings: FileSettings, bases: BaseDirectories, groupNames: [RawPath]
   ) -> ExistingOutput {
     let file = list.files[follower.file]
     let leaderFile = list.files[follower.leader]

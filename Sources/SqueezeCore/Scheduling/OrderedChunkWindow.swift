@@ -19,7 +19,7 @@ import SqueezeTaskLog
 // Overlap. The producer is asked for chunk k+1 as soon as chunk k has started, so reading or
 // scanning the next chunk overlaps the work of the ones in flight.
 //
-// Slots. With ``CompressionSlots`` each chunk takes a slot before it starts and gives it
+// Slots. With ``WorkSlots`` each chunk takes a slot before it starts and gives it
 // back when its work ends, so chunks share the run's width with whole files; waiting for a
 // slot suspends the file's task (reason `slot`).
 //
@@ -59,7 +59,7 @@ struct OrderedChunkWindow<Input: Sendable, Output: Sendable, Failure: Error> {
   let width: Int
   /// Slots each chunk holds while its work runs, shared with the run's other work; nil to
   /// start chunks without one.
-  let slots: CompressionSlots?
+  let slots: WorkSlots?
   /// The run's stop flag: set, no chunk starts.
   let stop: AtomicFlag
   /// What the window throws when it stops because the run stops or the task is cancelled.
@@ -74,7 +74,7 @@ struct OrderedChunkWindow<Input: Sendable, Output: Sendable, Failure: Error> {
   ///   - interruption: the error thrown when the run stops or the task is cancelled.
   ///   - task: the tracked task the chunks belong to, or nil.
   init(
-    width: Int, slots: CompressionSlots?, stop: AtomicFlag, interruption: Failure,
+    width: Int, slots: WorkSlots?, stop: AtomicFlag, interruption: Failure,
     task: TrackedTask?
   ) {
     self.width = max(1, width)

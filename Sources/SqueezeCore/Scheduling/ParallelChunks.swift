@@ -42,7 +42,7 @@ extension ParallelCompressor {
   /// ``BoundaryScan`` running ahead on its own thread, awaited as soon as the chunk before
   /// has started. The chunks go through an ``OrderedChunkWindow`` of width `jobs + 1`.
   private nonisolated func writeChunksInOrder(
-    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: CompressionSlots?
+    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: WorkSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
@@ -94,12 +94,12 @@ extension ParallelCompressor {
   }
 }
 
-/// Releases a slot of a ``CompressionSlots`` exactly once, however many paths try.
+/// Releases a slot of a ``WorkSlots`` exactly once, however many paths try.
 final class ReleaseOnce: Sendable {
-  private let slots: CompressionSlots
+  private let slots: WorkSlots
   private let released = Atomic<Bool>(false)
 
-  init(_ slots: CompressionSlots) {
+  init(_ slots: WorkSlots) {
     self.slots = slots
   }
 

@@ -5,10 +5,10 @@ import SqueezeTaskLog
 
 // Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
 //
-// Pipeline. Discovery hands over a `FileList`. `compressAll()` walks the files in start order
+// Pipeline. Discovery hands over a `FileList`. `processAll()` walks the files in start order
 // (files of several chunks first, largest first, so the biggest work starts early; then the
 // rest folder by folder) and creates one child task per file in a discarding task group.
-// Before creating a task it takes a compression slot (`CompressionSlots`, width `--jobs`),
+// Before creating a task it takes a compression slot (`WorkSlots`, width `--jobs`),
 // so no more files are started than can compress at once, and no task exists merely to
 // queue behind a full width. A file of several chunks takes the big-file gate instead: its
 // task opens the file and then feeds its chunks, each chunk taking a slot of its own, into a
@@ -56,7 +56,7 @@ actor ParallelCompressor {
     /// The run's configuration (width, isolation, chunks, verbosity).
     let configuration: RunConfiguration
     /// Level, destination, force, names: what every file shares.
-    let settings: CompressionSettings
+    let settings: FileSettings
     /// The files.
     let list: FileList
     /// The folders the files are relative to.
@@ -90,9 +90,9 @@ actor ParallelCompressor {
   /// Set to stop the run (signals).
   nonisolated let stop: AtomicFlag
   /// Bounds compressions (files and chunks) in flight to `jobs`.
-  nonisolated let slots: CompressionSlots
+  nonisolated let slots: WorkSlots
   /// Lets one file of several chunks feed its chunks at a time.
-  nonisolated let bigFileGate = CompressionSlots(width: 1)
+  nonisolated let bigFileGate = WorkSlots(width: 1)
   /// Makes outputs durable and renames them into place.
   nonisolated let publisher: Publisher
   /// Compressors and buffers, one per running compression.
@@ -133,7 +133,7 @@ actor ParallelCompressor {
     self.tracker = tracker
     self.feed = feed
     self.stop = stop
-    slots = CompressionSlots(width: work.jobs)
+    slots = WorkSlots(width: work.jobs)
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
       engine: work.settings.engine, level: work.settings.level,
@@ -191,10 +191,10 @@ actor ParallelCompressor {
     return big + small
   }
 
-  /// Compresses every file and returns what happened, once every output is published (or
-  /// removed, when stopped).
+  /// Compresses (or restores, or tests) every file and returns what happened, once every
+  /// output is published (or removed, when stopped).
   @concurrent
-  nonisolated func compressAll() async -> RunResults {
+  nonisolated func processAll() async -> RunResults {
     let order = startOrder()
     await recordAlreadyCurrent()
     async let recorded: Void = recordOutcomes()
@@ -384,7 +384,7 @@ actor ParallelCompressor {
       if holding == .slot { slots.release() }
     case .mainActor:
       task.enqueue(on: .mainActor)
-      await MainActorCompression.process(index, task: task, compressor: self)
+      await MainActorWork.process(index, task: task, compressor: self)
       if holding == .slot { slots.release() }
     }
   }
@@ -588,10 +588,11 @@ struct SmallFileBatch {
   }
 }
 
-/// Stage 1 of the session: compression on the main actor, inside the progress reporter's
-/// isolation, so the main actor is blocked for as long as each file takes.
+/// Stage 1 of the session: the work (compressing, restoring or testing) on the main actor,
+/// inside the progress reporter's isolation, so the main actor is blocked for as long as
+/// each file takes.
 @MainActor
-enum MainActorCompression {
+enum MainActorWork {
   /// Works on file `index` on the main actor and hands its output over there, so the task
   /// leaves the main actor suspended for its publication (or done).
   static func process(_ index: Int, task: TrackedTask, compressor: ParallelCompressor) {

@@ -75,7 +75,7 @@ extension ParallelCompressor {
   /// - Returns: compressed bytes read and bytes restored.
   /// - Throws: ``FileFailure`` for read, format and sink errors, `.interrupted`.
   private nonisolated func restoreChunks(
-    _ source: SourceFile, gate: ReleaseOnce?, slots: CompressionSlots?, task: TrackedTask,
+    _ source: SourceFile, gate: ReleaseOnce?, slots: WorkSlots?, task: TrackedTask,
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let descriptor = source.descriptor

@@ -2,13 +2,14 @@ import SqueezeTaskLog
 import Synchronization
 
 /// An asynchronous counting semaphore: at most `width` holders at once, others suspended in
-/// first-come order. It bounds how many compressions (files or chunks) are started at once:
-/// `--jobs`. Waiting suspends the task; it never blocks a thread of the cooperative pool.
+/// first-come order. It bounds how much work (files or chunks, compressed, restored or
+/// tested) is started at once: `--jobs`. Waiting suspends the task; it never blocks a thread
+/// of the cooperative pool.
 ///
 /// A tracked task that has to wait is `suspended` (reason `slot`) in the task-state log, and
 /// moves to `enqueued` when ``release()`` hands it a slot: from then on it waits for a thread,
 /// not for a slot.
-final class CompressionSlots: Sendable {
+final class WorkSlots: Sendable {
   /// A task waiting for a slot.
   private struct Waiter {
     var continuation: CheckedContinuation<Bool, Never>

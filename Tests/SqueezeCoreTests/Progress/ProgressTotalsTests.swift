@@ -25,7 +25,7 @@ import Testing
       arguments: arguments.map { RawPath($0) }, options: options, bases: bases,
       namer: TemporaryNamer()
     ).files
-    var settings = CompressionSettings(
+    var settings = FileSettings(
       plan: OutputPlan(destination: destination, naming: .addSuffix(".gz")))
     settings.wrapsCompressedNames = mirror != nil
     settings.removesSources = removesSources

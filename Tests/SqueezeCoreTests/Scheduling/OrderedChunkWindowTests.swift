@@ -88,7 +88,7 @@ final class Piece: Sendable {
   typealias Window = OrderedChunkWindow<Int, Piece, ChunkError>
 
   static func window(
-    width: Int, slots: CompressionSlots? = nil, stop: AtomicFlag = AtomicFlag()
+    width: Int, slots: WorkSlots? = nil, stop: AtomicFlag = AtomicFlag()
   ) -> Window {
     Window(width: width, slots: slots, stop: stop, interruption: .interruption, task: nil)
   }
@@ -162,7 +162,7 @@ final class Piece: Sendable {
 
   @Test func chunksTakeASlotEachWhileTheyRun() async {
     let ledger = WindowLedger()
-    let slots = CompressionSlots(width: 2)
+    let slots = WorkSlots(width: 2)
     let occupancy = Occupancy()
     var next = 0
     do throws(ChunkError) {
@@ -242,7 +242,7 @@ final class Piece: Sendable {
     // SIGUSR1 stands in for SIGINT (which the test runner keeps): its handler does what
     // squeeze's does on a stopping signal, set the stop flag and close the slots.
     let stop = AtomicFlag()
-    let slots = CompressionSlots(width: 2)
+    let slots = WorkSlots(width: 2)
     signal(SIGUSR1, SIG_IGN)
     let source = DispatchSource.makeSignalSource(
       signal: SIGUSR1, queue: DispatchQueue(label: "test.signal"))

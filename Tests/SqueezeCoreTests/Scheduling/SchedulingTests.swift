@@ -20,7 +20,7 @@ final class Occupancy: Sendable {
 @Suite struct SchedulingTests {
   @Test(arguments: [1, 2, 3, 8])
   func slotsNeverLetMoreThanTheWidthIn(width: Int) async {
-    let slots = CompressionSlots(width: width)
+    let slots = WorkSlots(width: width)
     let occupancy = Occupancy()
     await withTaskGroup(of: Void.self) { group in
       for _ in 0..<64 {
@@ -38,7 +38,7 @@ final class Occupancy: Sendable {
   }
 
   @Test func closingSlotsWakesEveryWaiterWithFalse() async {
-    let slots = CompressionSlots(width: 1)
+    let slots = WorkSlots(width: 1)
     #expect(await slots.acquire())
     async let second = slots.acquire()
     async let third = slots.acquire()
