@@ -21,3 +21,12 @@ public enum StandardDescriptors {
     }
   }
 }
+
+/// Ends the process.
+package enum ProcessControl {
+  /// Ends the process with exit status `status` (`exit(3)`: buffered streams flushed,
+  /// `atexit` handlers run).
+  package static func exit(_ status: Int32) -> Never {
+    Glibc.exit(status)
+  }
+}

@@ -3,7 +3,7 @@
 /// text from column 26, lines wrapped at 80 columns, defaults as `(default: …)`.
 enum HelpText {
   /// squeeze's version.
-  static let version = "0.1.0"
+  static let version = SqueezeVersion.current
 
   /// The one-line usage.
   static let usage = "squeeze [<options>] [<path> ...]"

@@ -11,9 +11,14 @@ import SqueezeTaskLog
 /// The ratio leaves out header and trailer bytes:
 /// `(uncompressed - (compressed - headers - trailers)) / uncompressed`. The name column is
 /// the path the file would decompress to (with `-N`, the name stored in its header).
-struct ListCommand {
+package struct ListCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration
+
+  /// The list command of a run configured as `configuration`.
+  package init(configuration: RunConfiguration) {
+    self.configuration = configuration
+  }
 
   /// One listed file.
   struct Entry: Equatable {
@@ -31,7 +36,7 @@ struct ListCommand {
 
   /// Lists the files and returns the exit status.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let decoders = DecoderPool(engine: configuration.engine)
     var entries: [Entry] = []

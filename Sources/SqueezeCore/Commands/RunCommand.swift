@@ -15,9 +15,14 @@ import Synchronization
 /// file), ``execute(_:discovery:plan:reporter:)`` (doing it: stale temporaries, mirror folders, the files, links,
 /// hard links, deletions, folder metadata; it reports outcomes) and the report (summary,
 /// `--json`, exit status). Every message goes through the ``RunReporter``.
-struct RunCommand {
+package struct RunCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration
+
+  /// The command of a run configured as `configuration`.
+  package init(configuration: RunConfiguration) {
+    self.configuration = configuration
+  }
 
   /// What the execution phase came to.
   struct Execution {
@@ -32,7 +37,7 @@ struct RunCommand {
   /// Runs the work and prints what the user should see; re-raises a stopping signal after
   /// cleaning up.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     // A reader of the task log or of --json that goes away must not kill the run midway
     // (temporaries left, files undone): the write fails with EPIPE and is reported.
     // Streams (-c) keep SIGPIPE, as gzip: `squeeze -dc x.gz | head` ends quietly.

@@ -3,7 +3,7 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// What a run does.
-enum RunMode: String, Sendable, Equatable {
+package enum RunMode: String, Sendable, Equatable {
   /// Compress files (the default).
   case compress
   /// Restore the originals (`-d`).
@@ -14,7 +14,7 @@ enum RunMode: String, Sendable, Equatable {
   case list
 
   /// What the mode does to each file (`-l` reads like a test, but is its own command).
-  var operation: Operation {
+  package var operation: Operation {
     switch self {
     case .decompress: .decompress
     case .test: .test
@@ -24,7 +24,7 @@ enum RunMode: String, Sendable, Equatable {
 }
 
 /// How much a run prints.
-enum Verbosity: Int, Sendable, Comparable {
+package enum Verbosity: Int, Sendable, Comparable {
   /// `-q`: errors only.
   case quiet
   /// Progress on a terminal, errors, the summary on a terminal.
@@ -32,15 +32,22 @@ enum Verbosity: Int, Sendable, Comparable {
   /// `-v`: also a line per file and per skip, and the summary everywhere.
   case verbose
 
-  static func < (lhs: Verbosity, rhs: Verbosity) -> Bool { lhs.rawValue < rhs.rawValue }
+  /// True when `lhs` prints less than `rhs`.
+  package static func < (lhs: Verbosity, rhs: Verbosity) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// `--shard K/N`: a run handles shard `index` (1...count) of `count`.
-struct Shard: Sendable, Equatable {
+package struct Shard: Sendable, Equatable {
   /// This run's shard, from 1.
   var index: Int
   /// How many shards share the files.
   var count: Int
+
+  /// Shard `index` (1...`count`) of `count`.
+  package init(index: Int, count: Int) {
+    self.index = index
+    self.count = count
+  }
 
   /// True when a file whose path relative to its argument is `relativePath` belongs to
   /// this shard: FNV-1a 64 of the path's raw bytes, modulo `count` (spec §7).
@@ -56,16 +63,16 @@ struct Shard: Sendable, Equatable {
 /// What only the run itself finds out (the mirror's open folder, the task log's identity)
 /// is not here: it is applied where it is needed (``settings(mirrorBase:)``,
 /// ``discovery(excludingFolder:file:)``), without changing this value.
-struct RunConfiguration: Sendable {
+package struct RunConfiguration: Sendable {
   /// What the run does.
-  var mode: RunMode
+  package var mode: RunMode
   /// Files and folders named on the command line, as raw bytes; empty or `-` for standard
   /// input.
   var paths: [RawPath]
   /// The mirror folder (`-o`), or nil for outputs beside their sources.
   var output: RawPath?
   /// Write to standard output (`-c`).
-  var toStandardOutput: Bool
+  package var toStandardOutput: Bool
   /// The CPUs this process may use (affinity mask, cgroup CPU quota).
   var cpus: CPUAllowance
   /// How many files or chunks are worked on at once: `--jobs`, or ``cpus``' count.
@@ -99,12 +106,39 @@ struct RunConfiguration: Sendable {
   /// own shard, nor with `--rm`).
   var linksHardLinks: Bool
 
+  /// A configuration of these values (the command line's resolution builds one).
+  package init(
+    mode: RunMode, paths: [RawPath], output: RawPath?, toStandardOutput: Bool, cpus: CPUAllowance,
+    jobs: Int, isolation: Isolation, chunkSize: Int, rsyncable: Bool, verbosity: Verbosity,
+    progress: ProgressStyle, json: Bool, dryRun: Bool, taskLog: RawPath?, sampleInterval: Double,
+    files: FileSettings, selection: DiscoveryOptions, linksHardLinks: Bool
+  ) {
+    self.mode = mode
+    self.paths = paths
+    self.output = output
+    self.toStandardOutput = toStandardOutput
+    self.cpus = cpus
+    self.jobs = jobs
+    self.isolation = isolation
+    self.chunkSize = chunkSize
+    self.rsyncable = rsyncable
+    self.verbosity = verbosity
+    self.progress = progress
+    self.json = json
+    self.dryRun = dryRun
+    self.taskLog = taskLog
+    self.sampleInterval = sampleInterval
+    self.files = files
+    self.selection = selection
+    self.linksHardLinks = linksHardLinks
+  }
+
   /// What the run does to each file.
   var operation: Operation { mode.operation }
   /// Where big files are cut into chunks.
   var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
   /// True when the run reads standard input: no path, or the single path `-`.
-  var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }
+  package var readsStandardInput: Bool { paths.isEmpty || paths == ["-"] }
   /// The compression level.
   var level: CompressionLevel { files.level }
   /// The engine that compresses and restores.

@@ -1,9 +1,25 @@
+import Dispatch
 import Glibc
 import SqueezeSystem
 
 /// The `squeeze` command: parses the command line and runs the chosen mode. The executable's
-/// `@main` only calls ``main(arguments:)`` and exits with what it returns.
+/// `@main` only calls ``start()``.
 public enum SqueezeCommand {
+  /// Runs squeeze as this process, with its arguments, and exits with the status the
+  /// command returns.
+  ///
+  /// Synchronous at first, so that standard descriptors closed by the caller are reserved
+  /// (``StandardDescriptors/reserve()``) before the concurrency runtime opens anything; the
+  /// command then runs as a main-actor task on the main dispatch queue, as an `async` main
+  /// would.
+  public static func start() -> Never {
+    StandardDescriptors.reserve()
+    Task { @MainActor in
+      ProcessControl.exit(await main(arguments: processArguments))
+    }
+    dispatchMain()
+  }
+
   /// Runs squeeze with `arguments` (without the program name) and returns the exit status.
   @MainActor
   public static func main(arguments: [RawPath]) async -> Int32 {

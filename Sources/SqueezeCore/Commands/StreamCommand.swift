@@ -6,20 +6,20 @@ import SqueezeSystem
 /// the named files (folders walked) into standard output, as gzip does
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel.
-struct StreamCommand {
+package struct StreamCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration
   /// The folders discovery opened, shared by every input.
   private let bases = BaseDirectories()
 
   /// The stream command of a run configured as `configuration`.
-  init(configuration: RunConfiguration) {
+  package init(configuration: RunConfiguration) {
     self.configuration = configuration
   }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let stop = AtomicFlag()
     let slots = WorkSlots(width: configuration.jobs)

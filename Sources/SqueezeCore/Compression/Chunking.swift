@@ -4,7 +4,7 @@
 /// Either way the cut depends only on the data and these parameters (engine, block size),
 /// never on `--jobs`, the isolation mode, or whether the data comes from a file, `-c` or
 /// standard input, so the output is byte-identical whatever runs it.
-enum Chunking: Sendable, Equatable {
+package enum Chunking: Sendable, Equatable {
   /// Chunk `k` covers bytes `k·size ..< (k+1)·size` (pigz's layout without `-R`).
   case fixed(size: Int)
   /// Chunks end where a rolling hash of the data says (``RsyncableChunking``).
@@ -12,7 +12,7 @@ enum Chunking: Sendable, Equatable {
 
   /// The rule for `--block-size` `size` (the engine's default chunk size when not given),
   /// content-defined with `--rsyncable`.
-  init(chunkSize: Int, rsyncable: Bool) {
+  package init(chunkSize: Int, rsyncable: Bool) {
     self =
       rsyncable
       ? .contentDefined(RsyncableChunking(targetChunkSize: chunkSize)) : .fixed(size: chunkSize)
@@ -62,7 +62,7 @@ enum Chunking: Sendable, Equatable {
 /// on a chunk decoded ahead (``ParallelCompressor/restoredChunkCap(chunkSize:)``, 4 × max(T,
 /// 1 MiB)), so rsyncable files restore chunk-parallel too; and an edit rewrites about one
 /// chunk (about T of source), which on a 50 MB text is under 5 % of its `.gz`.
-struct RsyncableChunking: Sendable, Equatable {
+package struct RsyncableChunking: Sendable, Equatable {
   /// No chunk but the last is shorter, in bytes: `T/4`.
   let minimumChunkSize: Int
   /// A position is a hit when the top `maskBits` bits of the hash are zero: on random data

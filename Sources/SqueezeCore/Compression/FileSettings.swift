@@ -4,7 +4,7 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// What a run does to each file.
-enum Operation: String, Sendable {
+package enum Operation: String, Sendable {
   /// Compress into a gzip file (the default).
   case compress
   /// Restore the original from a gzip file (`-d`).
@@ -14,35 +14,35 @@ enum Operation: String, Sendable {
 }
 
 /// The choices that are the same for every file of a run.
-struct FileSettings: Sendable {
+package struct FileSettings: Sendable {
   /// What the run does.
-  var operation: Operation = .compress
+  package var operation: Operation = .compress
   /// The compression level (`-1`…`-12`, `--level`), one the engine accepts.
-  var level: CompressionLevel = .default
+  package var level: CompressionLevel = .default
   /// Which libraries compress and restore (`--engine`).
-  var engine: Engine = .default
+  package var engine: Engine = .default
   /// Where outputs go and how they are named (`-o`, `-S`).
   var plan: OutputPlan
   /// Replace outputs squeeze would otherwise leave alone, and remove hard-linked originals
   /// with `--rm` (`-f`).
-  var force = false
+  package var force = false
   /// Compressing: store the source's name and modification time in the header (the
   /// default; `-n` turns it off). Decompressing: take the output's name and modification
   /// time from the header (`-N`; off by default, as in gzip).
-  var usesHeaderNameAndTime = true
+  package var usesHeaderNameAndTime = true
   /// Give outputs the source's owner and group (only possible as root, as gzip does).
   var copiesOwnership = geteuid() == 0
   /// Remove each source once its output is durable and verified (`--rm`).
-  var removesSources = false
+  package var removesSources = false
   /// Follow symbolic links to sources (`--follow-symlinks`), and through linked folders to
   /// outputs written beside them.
-  var followsSymlinks = false
+  package var followsSymlinks = false
 
   /// In a mirror (`-o`), wrap sources that already have a compressed name as stored
   /// deflate blocks (`x.gz` → `x.gz.gz`), so a restore gives them back as they were.
-  var wrapsCompressedNames = false
+  package var wrapsCompressedNames = false
   /// `--delete`: prune the mirror of entries whose source is gone.
-  var deletes = false
+  package var deletes = false
 
   /// Which links opening a source may follow.
   var sourceSymlinks: SymlinkPolicy { followsSymlinks ? .always : .never }
@@ -66,7 +66,8 @@ struct FileSettings: Sendable {
       ? list.folderIdentity(of: file).device : nil
   }
 
-  init(plan: OutputPlan) {
+  /// Settings with outputs placed and named by `plan`, and every other choice at its default.
+  package init(plan: OutputPlan) {
     self.plan = plan
   }
 }

@@ -42,7 +42,7 @@ final class RunDiagnostics: Sendable {
   ) {
     guard let log else { return }
     log.start(
-      version: HelpText.version, isolation: isolation.rawValue, jobs: jobs,
+      version: SqueezeVersion.current, isolation: isolation.rawValue, jobs: jobs,
       level: Int(level.value), engine: engine.rawValue,
       cpus: cpus, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(

@@ -4,9 +4,9 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// What to select while walking.
-struct DiscoveryOptions: Sendable {
+package struct DiscoveryOptions: Sendable {
   /// Which files are wanted.
-  enum Wanted: Sendable {
+  package enum Wanted: Sendable {
     /// Files to compress: compressed names are skipped.
     case uncompressed
     /// Files to decompress (`-d`): only compressed names; a file argument without a known
@@ -20,36 +20,40 @@ struct DiscoveryOptions: Sendable {
   }
 
   /// Which files are wanted.
-  var wanted = Wanted.uncompressed
+  package var wanted = Wanted.uncompressed
   /// The compressed suffix (`-S`, default `.gz`).
-  var suffix: RawPath = ".gz"
+  package var suffix: RawPath = ".gz"
   /// `--include`, `--exclude`, `--older-than`, `--shard`.
-  var selection = Selection()
+  package var selection = Selection()
   /// Follow symbolic links (`--follow-symlinks`).
-  var followSymlinks = false
+  package var followSymlinks = false
   /// Stay on each argument's file system (`--one-file-system`).
-  var oneFileSystem = false
+  package var oneFileSystem = false
   /// Folders never entered: the output folder when it lies inside an input.
   var excludedFolders: Set<FileIdentity> = []
   /// Files never compressed: the run's task log when it lies inside an input.
   var excludedFiles: Set<FileIdentity> = []
   /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
-  var recordsSkippedPaths = false
+  package var recordsSkippedPaths = false
   /// Set the stale temporaries of killed runs met on the way aside for the run to remove
   /// (``DiscoveryResult/staleTemporaries``), rather than skip them: discovery itself
   /// removes nothing.
-  var findsStaleTemporaries = true
+  package var findsStaleTemporaries = true
   /// A mirror (`-o`): arguments map as rsync's (``ArgumentMapping``) and, unless links are
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
-  var mirrorsTree = false
+  package var mirrorsTree = false
   /// Leave out the archive marker (``ArchiveMarker``) at an argument's top: restores ignore
   /// it.
-  var skipsArchiveMarker = false
+  package var skipsArchiveMarker = false
   /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
   /// after another. Links are never followed on several threads: which of two ways to the
   /// same file or folder is taken depends on the walk's order.
-  var listingThreads = 1
+  package var listingThreads = 1
+
+  /// The defaults: files to compress, `.gz`, no selection, links not followed, one
+  /// listing thread.
+  package init() {}
 
   /// True when links are listed as links rather than skipped or followed.
   var recordsLinks: Bool { mirrorsTree && !followSymlinks }

@@ -8,9 +8,9 @@ import SqueezeSystem
 /// puts `a/x/y` at `OUT/a/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `c/f` lands at
 /// `OUT/f.gz`. Two sources that map to the same output are a per-file error for the later
 /// one.
-struct OutputPlan: Sendable {
+package struct OutputPlan: Sendable {
   /// Where outputs are written.
-  enum Destination: Sendable, Equatable {
+  package enum Destination: Sendable, Equatable {
     /// In each source's own folder.
     case besideSources
     /// Below a folder (`-o`): the index of its open descriptor in ``BaseDirectories``, and the
@@ -19,7 +19,7 @@ struct OutputPlan: Sendable {
   }
 
   /// How an output is named from its source.
-  enum Naming: Sendable, Equatable {
+  package enum Naming: Sendable, Equatable {
     /// Compression: the source's name plus the suffix (`-S`, default `.gz`).
     case addSuffix(RawPath)
     /// Decompression: the source's name without its compressed suffix (the `-S` suffix,
@@ -34,7 +34,13 @@ struct OutputPlan: Sendable {
   /// Which links resolving an output beside its source may follow: `.inFolders` with
   /// `--follow-symlinks` (the source's folder may have been reached through a link), never
   /// otherwise. A mirror (`-o`) is squeeze's own tree and is never written through links.
-  var besideSymlinks: SymlinkPolicy = .never
+  package var besideSymlinks: SymlinkPolicy = .never
+
+  /// Outputs written to `destination`, named by `naming`.
+  package init(destination: Destination, naming: Naming) {
+    self.destination = destination
+    self.naming = naming
+  }
 
   /// The output name for a source named `name`; nil when decompressing a name without a
   /// known compressed suffix.

@@ -1,7 +1,7 @@
 import SqueezeSystem
 
 /// How progress is shown (`--progress`).
-enum ProgressStyle: String, Sendable, CaseIterable {
+package enum ProgressStyle: String, Sendable, CaseIterable {
   /// A bar on a terminal, nothing otherwise (the default).
   case auto
   /// The live bar (on a terminal; nothing when stderr is not one).

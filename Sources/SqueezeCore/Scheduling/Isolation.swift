@@ -1,6 +1,6 @@
 /// Where compression runs: the stages of the WWDC22 session "Visualize and optimize Swift
 /// concurrency" (spec §1), selected with `--isolation`.
-enum Isolation: String, Sendable, CaseIterable {
+package enum Isolation: String, Sendable, CaseIterable {
   /// Stage 1: on the main actor, inside the progress reporter's isolation. One file at a time
   /// and the main actor blocked while it compresses: hangs.
   case mainActor = "main-actor"

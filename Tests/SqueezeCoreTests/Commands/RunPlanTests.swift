@@ -7,23 +7,28 @@ import Testing
 /// The plan gives each listed file one disposition and leaves the listing as discovery made
 /// it; the execution's folders leave the plan as it was made.
 @Suite struct RunPlanTests {
-  /// Lists `arguments` (into `mirror` when given) and plans the run, as ``RunCommand`` does.
+  /// Lists `arguments` (into `mirror` when given) and plans the run, as ``RunCommand`` does
+  /// for a compression.
   static func plan(
     _ arguments: [String], mirror: String? = nil
   ) async throws -> (list: FileList, plan: RunPlan) {
-    var options = Options()
-    options.paths = arguments.map { RawPath($0) }
-    options.output = mirror.map { RawPath($0) }
-    let configuration = RunConfiguration(options: options)
     let bases = BaseDirectories()
-    let base = try mirror.map { try bases.open(RawPath($0)) }
+    var options = DiscoveryOptions()
+    var destination = OutputPlan.Destination.besideSources
+    if let mirror {
+      destination = .mirror(base: try bases.open(RawPath(mirror)), path: RawPath(mirror))
+      options.mirrorsTree = true
+      options.wanted = .anything
+    }
     let list = Discovery.run(
-      arguments: configuration.paths, options: configuration.selection, bases: bases,
+      arguments: arguments.map { RawPath($0) }, options: options, bases: bases,
       namer: TemporaryNamer()
     ).files
+    var settings = FileSettings(
+      plan: OutputPlan(destination: destination, naming: .addSuffix(".gz")))
+    settings.wrapsCompressedNames = mirror != nil
     let plan = await RunPlan.make(
-      list: list, settings: configuration.settings(mirrorBase: base), bases: bases,
-      linksHardLinks: configuration.linksHardLinks, width: 2)
+      list: list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
     return (list, plan)
   }
 
