@@ -18,8 +18,11 @@
 //                    sampler and the main-actor heartbeat, and the log's reader
 //   SqueezeTimeline  drawing a task-state log: SVG, an HTML page, a Chrome trace
 //   SqueezeCore      the pipeline: discover, plan, execute (the scheduler, compression,
-//                    restores, outputs, mirrors), report; and the command line
-//   squeeze          the thin executable over SqueezeCore
+//                    restores, outputs, mirrors), report, from one resolved configuration
+//   SqueezeCLI       the command line: the option table, the parser, help, man page and
+//                    completions, resolving options into a configuration, and the commands
+//                    (a run, a stream, a list, `squeeze timeline`)
+//   squeeze          the thin executable over SqueezeCLI
 //   TestSupport      helpers shared by the test targets (temporary folders, running processes)
 //
 // Each module has a test target of its own; SqueezeCLITests runs the built executable.
@@ -47,6 +50,7 @@ let package = Package(
   products: [
     .executable(name: "squeeze", targets: ["squeeze"]),
     .library(name: "SqueezeCore", targets: ["SqueezeCore"]),
+    .library(name: "SqueezeCLI", targets: ["SqueezeCLI"]),
   ],
   targets: [
     .systemLibrary(
@@ -97,14 +101,21 @@ let package = Package(
     .target(
       name: "SqueezeCore",
       dependencies: [
-        "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "SqueezeTimeline",
-        "CSystem",
+        "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "CSystem",
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeCLI",
+      dependencies: [
+        "SqueezeCore", "SqueezeTimeline", "SqueezeTaskLog", "SqueezeGzip", "SqueezeEngines",
+        "SqueezeSystem",
       ],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
       name: "squeeze",
-      dependencies: ["SqueezeCore"],
+      dependencies: ["SqueezeCLI"],
       swiftSettings: swiftSettings,
       linkerSettings: [
         .unsafeFlags(staticRuntime, .when(platforms: [.linux], configuration: .release))
@@ -151,8 +162,8 @@ let package = Package(
     .testTarget(
       name: "SqueezeCLITests",
       dependencies: [
-        "squeeze", "SqueezeCore", "SqueezeSystem", "SqueezeTaskLog", "SqueezeTimeline",
-        "TestSupport",
+        "squeeze", "SqueezeCLI", "SqueezeCore", "SqueezeSystem", "SqueezeTaskLog",
+        "SqueezeTimeline", "SqueezeGzip", "SqueezeEngines", "TestSupport",
       ],
       swiftSettings: swiftSettings
     ),

@@ -1,6 +1,6 @@
-import SqueezeCore
+import SqueezeCLI
 
-/// The `squeeze` executable: everything lives in SqueezeCore and the modules below it (see
+/// The `squeeze` executable: everything lives in SqueezeCLI and the modules below it (see
 /// `SqueezeCommand.start()`).
 @main
 struct Squeeze {

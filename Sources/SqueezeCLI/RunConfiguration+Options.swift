@@ -1,3 +1,4 @@
+import SqueezeCore
 import SqueezeSystem
 
 extension RunConfiguration {

@@ -1,3 +1,4 @@
+import SqueezeCore
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem

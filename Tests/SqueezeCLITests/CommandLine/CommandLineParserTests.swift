@@ -2,6 +2,7 @@ import SqueezeEngines
 import SqueezeGzip
 import Testing
 
+@testable import SqueezeCLI
 @testable import SqueezeCore
 
 @Suite struct CommandLineParserTests {

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeCore
 import SqueezeSystem
 import SqueezeTaskLog
 import SqueezeTimeline

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import SqueezeCLI
 @testable import SqueezeCore
 
 /// `--help`, the man page and the three completion scripts agree with the option table, and

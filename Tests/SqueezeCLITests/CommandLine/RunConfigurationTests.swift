@@ -1,5 +1,6 @@
 import Testing
 
+@testable import SqueezeCLI
 @testable import SqueezeCore
 @testable import SqueezeSystem
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import SqueezeCore
 import SqueezeSystem
 
 /// The `squeeze` command: parses the command line and runs the chosen mode. The executable's

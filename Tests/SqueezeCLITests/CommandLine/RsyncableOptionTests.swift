@@ -1,6 +1,7 @@
 import SqueezeEngines
 import Testing
 
+@testable import SqueezeCLI
 @testable import SqueezeCore
 
 /// `--rsyncable` on the command line: what it sets, with which engine and block size, and

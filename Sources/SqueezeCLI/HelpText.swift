@@ -1,3 +1,5 @@
+import SqueezeCore
+
 /// `--help`, `--version` and usage-error text, laid out as swift-argument-parser lays out its
 /// help: `OVERVIEW:`, `USAGE:`, `ARGUMENTS:`, titled option groups, two-space indent, help
 /// text from column 26, lines wrapped at 80 columns, defaults as `(default: …)`.
