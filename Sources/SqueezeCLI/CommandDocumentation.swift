@@ -1,5 +1,3 @@
-import Foundation
-
 /// What squeeze's commands say about themselves: the one description that `--help`
 /// (``HelpText``), the man page (``ManualPage``) and the completion scripts
 /// (``CompletionScript``) are all rendered from. The options come from ``OptionTable`` (the

@@ -1,5 +1,3 @@
-import Foundation
-
 /// `squeeze --generate-manual`: the man page, squeeze(1), in mdoc (the semantic macro
 /// language of mandoc(1) and groff_mdoc(7)), rendered from ``CommandDocumentation`` as
 /// swift-argument-parser's `generate-manual` tool renders a command's dump: NAME, SYNOPSIS,

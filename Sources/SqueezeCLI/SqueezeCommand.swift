@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import SqueezeCore
 import SqueezeSystem
 
@@ -25,7 +24,7 @@ public enum SqueezeCommand {
   @MainActor
   public static func main(arguments: [RawPath]) async -> Int32 {
     // A write past a file-size limit must fail with EFBIG, not kill the process.
-    signal(SIGXFSZ, SIG_IGN)
+    ProcessControl.ignoreFileSizeLimit()
     switch CommandLineParser.parse(arguments) {
     case .failure(let error):
       TextOutput.standardError.write(HelpText.usageError(error))
@@ -66,14 +65,6 @@ public enum SqueezeCommand {
   }
 
   /// The process's arguments as raw bytes (names need not be UTF-8), without the program name.
-  public static var processArguments: [RawPath] {
-    (1..<Int(CommandLine.argc)).compactMap { index in
-      CommandLine.unsafeArgv[index].map { pointer in
-        RawPath(
-          bytes: UnsafeBufferPointer(start: pointer, count: strlen(pointer)).map {
-            UInt8(bitPattern: $0)
-          })
-      }
-    }
-  }
+  public static var processArguments: [RawPath] { ProcessControl.arguments }
+
 }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeCore
 import SqueezeSystem
 import SqueezeTaskLog
@@ -32,8 +31,10 @@ struct TimelineCommand {
     let output = options.resolvedOutput
     // The parser refused other extensions (a usage error); the default is .svg.
     let format = options.format ?? .svg
-    if let drawn = try? FileStatus.of(log, in: AT_FDCWD, followingSymlinks: true),
-      let existing = try? FileStatus.of(output, in: AT_FDCWD, followingSymlinks: true),
+    if let drawn = try? FileStatus.of(
+      log, in: Descriptor.currentDirectory, followingSymlinks: true),
+      let existing = try? FileStatus.of(
+        output, in: Descriptor.currentDirectory, followingSymlinks: true),
       FileIdentity(drawn) == FileIdentity(existing)
     {
       stderr.write(
@@ -68,7 +69,7 @@ struct TimelineCommand {
   }
 
   private func readWholeFile(_ path: RawPath) throws(SystemError) -> [UInt8] {
-    let descriptor = try FileDescriptor.open(path, flags: O_RDONLY, symlinks: .always)
+    let descriptor = try FileDescriptor.open(path, flags: .readOnly, symlinks: .always)
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
@@ -90,18 +91,14 @@ struct TimelineCommand {
     let folder = path.parent
     let temporary = folder.appending(TemporaryNamer().next())
     let descriptor = try FileDescriptor.open(
-      temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .always)
+      temporary, flags: [.writeOnly, .create, .exclusive], permissions: 0o644, symlinks: .always)
     do throws(SystemError) {
       try descriptor.writeAll(bytes)
       try descriptor.sync()
       try descriptor.close()
-      _ = try temporary.withCString { (from) throws(SystemError) in
-        try path.withCString { (to) throws(SystemError) in
-          try retryingOnInterrupt { rename(from, to) }
-        }
-      }
+      try temporary.rename(to: path)
     } catch {
-      _ = temporary.withCString { unlink($0) }
+      try? temporary.removeFile()
       throw error
     }
   }

@@ -30,7 +30,7 @@ package final class BaseDirectories: Sendable {
   package func open(_ path: RawPath) throws(SystemError) -> Int {
     if let index = state.withLock({ $0.indexByPath[path] }) { return index }
     let descriptor = try FileDescriptor.open(
-      path, flags: O_RDONLY | O_DIRECTORY, symlinks: .always)
+      path, flags: .folder, symlinks: .always)
     let raw = descriptor.release()
     return state.withLock { state in
       if let index = state.indexByPath[path] {

@@ -4,6 +4,9 @@ import Glibc
 /// Reads a folder's entries with `getdents64(2)`, straight from the open folder (no `DIR`,
 /// no duplicated descriptor).
 package enum DirectoryReader {
+  /// The `d_type` of a regular file (`DT_REG`).
+  package static let regularFile = UInt8(DT_REG)
+
   /// Every entry but `.` and `..`: the raw name and `d_type` (`DT_UNKNOWN` when the file
   /// system does not say).
   ///

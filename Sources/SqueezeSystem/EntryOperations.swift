@@ -15,7 +15,8 @@ extension RelativeLocation {
   func withFolder<R>(_ body: (Int32, RawPath) throws(SystemError) -> R) throws(SystemError) -> R {
     if directory.isEmpty { return try body(base, name) }
     let folder = try FileDescriptor.open(
-      directory, in: base, flags: SQUEEZE_O_PATH | O_DIRECTORY, symlinks: symlinks.forFolders)
+      directory, in: base, flags: OpenFlags(rawValue: SQUEEZE_O_PATH | O_DIRECTORY),
+      symlinks: symlinks.forFolders)
     return try body(folder.rawValue, name)
   }
 
@@ -134,7 +135,7 @@ extension RelativeLocation {
     try withFolder { (folder, name) throws(SystemError) in
       do throws(SystemError) {
         let opened = try FileDescriptor.open(
-          name, in: folder, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW, symlinks: .never)
+          name, in: folder, flags: [.folder, OpenFlags(rawValue: O_NOFOLLOW)], symlinks: .never)
         _ = try retryingOnInterrupt { fchmod(opened.rawValue, permissions) }
       } catch  where error.code == EACCES {
         guard try FileStatus.of(name, in: folder).kind == .directory else {
@@ -214,7 +215,7 @@ extension RelativeLocation {
   package func isEmptyFolder() -> Bool {
     guard
       let folder = try? FileDescriptor.open(
-        relativePath, in: base, flags: O_RDONLY | O_DIRECTORY, symlinks: symlinks.forFolders),
+        relativePath, in: base, flags: .folder, symlinks: symlinks.forFolders),
       let entries = try? DirectoryReader.entries(of: folder.rawValue)
     else { return false }
     return entries.isEmpty

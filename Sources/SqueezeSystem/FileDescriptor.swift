@@ -48,15 +48,15 @@ package struct FileDescriptor: ~Copyable {
   /// - Parameters:
   ///   - path: a relative path (or absolute, then `directory` is ignored).
   ///   - directory: a directory descriptor, or `AT_FDCWD`.
-  ///   - flags: `open(2)` flags; `O_CLOEXEC` is always added.
+  ///   - flags: what to open it for (``OpenFlags``); `O_CLOEXEC` is always added.
   ///   - permissions: the mode for `O_CREAT`.
   ///   - symlinks: which symbolic links on the way may be followed.
   /// - Throws: ``SystemError`` from the failing `openat` call.
   package static func open(
-    _ path: RawPath, in directory: Int32 = AT_FDCWD, flags: Int32, permissions: mode_t = 0,
+    _ path: RawPath, in directory: Int32 = AT_FDCWD, flags: OpenFlags, permissions: mode_t = 0,
     symlinks: SymlinkPolicy = .never
   ) throws(SystemError) -> FileDescriptor {
-    let flags = flags | O_CLOEXEC
+    let flags = flags.rawValue | O_CLOEXEC
     if path.count < pathSliceLimit {
       return FileDescriptor(
         owning: try openDirect(

@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// A point in time as the file system stores it: seconds and nanoseconds since the Unix epoch.
@@ -22,6 +23,11 @@ package struct Timestamp: Hashable, Sendable, Comparable {
   package var timespec: Glibc.timespec {
     Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
   }
+
+  /// The current time on the clock the kernel stamps file times with
+  /// (`CLOCK_REALTIME_COARSE`, its `current_time()`): a file changed after this call never
+  /// has an earlier `st_ctime`.
+  package static var coarseNow: Timestamp { Timestamp(squeeze_coarse_realtime()) }
 
   /// The current wall-clock time (`CLOCK_REALTIME`).
   package static var now: Timestamp {
@@ -96,6 +102,27 @@ package struct FileStatus: Sendable, Hashable {
   package var modificationTime: Timestamp
   /// Last status change (`st_ctim`).
   package var changeTime: Timestamp
+
+  /// A status of these values, the rest zero: what a listing recorded of a file, in the
+  /// shape of a status.
+  ///
+  /// - Parameter mode: type and permission bits (``regularFileType`` for a regular file).
+  package init(
+    device: UInt64, inode: UInt64, mode: UInt32, linkCount: UInt64, size: Int64,
+    modificationTime: Timestamp
+  ) {
+    var raw = stat()
+    raw.st_dev = UInt(device)
+    raw.st_ino = UInt(inode)
+    raw.st_mode = mode
+    raw.st_nlink = UInt(linkCount)
+    raw.st_size = Int(size)
+    raw.st_mtim = modificationTime.timespec
+    self.init(raw)
+  }
+
+  /// The type bits of a regular file in ``mode`` (`S_IFREG`).
+  package static let regularFileType = UInt32(Glibc.S_IFREG)
 
   /// The status `fstat(2)` or `fstatat(2)` filled in.
   package init(_ raw: stat) {

@@ -43,14 +43,15 @@ package struct RelativeLocation: Sendable, Hashable {
     let path = relativePath
     if path.count < FileDescriptor.pathSliceLimit { return try body(base, path) }
     let parent = try FileDescriptor.open(
-      directory, in: base, flags: O_RDONLY | O_DIRECTORY, symlinks: symlinks.forFolders)
+      directory, in: base, flags: .folder, symlinks: symlinks.forFolders)
     return try body(parent.rawValue, name)
   }
 
   /// Opens the file, following symbolic links only as ``symlinks`` allows.
   ///
   /// - Throws: ``SystemError``; `ELOOP` when a link is met that may not be followed.
-  package func open(flags: Int32, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor {
+  package func open(flags: OpenFlags, permissions: mode_t = 0) throws(SystemError) -> FileDescriptor
+  {
     guard directory.count + 1 + name.count < FileDescriptor.pathSliceLimit else {
       return try FileDescriptor.open(
         relativePath, in: base, flags: flags, permissions: permissions, symlinks: symlinks)
@@ -59,7 +60,8 @@ package struct RelativeLocation: Sendable, Hashable {
     let descriptor = try RawPath.withJoinedCString(directory, name) {
       (cPath) throws(SystemError) -> Int32 in
       try FileDescriptor.openDirect(
-        cPath, in: base, flags: flags | O_CLOEXEC, permissions: permissions, symlinks: symlinks)
+        cPath, in: base, flags: flags.rawValue | O_CLOEXEC, permissions: permissions,
+        symlinks: symlinks)
     }
     return FileDescriptor(owning: descriptor)
   }
@@ -133,7 +135,8 @@ package struct RelativeLocation: Sendable, Hashable {
         }
       }
       let next = try FileDescriptor.open(
-        component, in: parent, flags: SQUEEZE_O_PATH | O_DIRECTORY, symlinks: .never
+        component, in: parent, flags: OpenFlags(rawValue: SQUEEZE_O_PATH | O_DIRECTORY),
+        symlinks: .never
       ).release()
       if owned >= 0 { close(owned) }
       owned = next

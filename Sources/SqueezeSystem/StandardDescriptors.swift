@@ -22,11 +22,41 @@ public enum StandardDescriptors {
   }
 }
 
-/// Ends the process.
+/// What the process as a whole is and does: its users, signals it ignores, its end.
 package enum ProcessControl {
   /// Ends the process with exit status `status` (`exit(3)`: buffered streams flushed,
   /// `atexit` handlers run).
   package static func exit(_ status: Int32) -> Never {
     Glibc.exit(status)
+  }
+
+  /// The effective user id (`geteuid(2)`): 0 for root.
+  package static var effectiveUserID: UInt32 { geteuid() }
+  /// The effective group id (`getegid(2)`).
+  package static var effectiveGroupID: UInt32 { getegid() }
+
+  /// A write to a pipe nobody reads fails with `EPIPE` instead of ending the process
+  /// (`SIGPIPE` ignored).
+  package static func ignoreBrokenPipes() {
+    signal(SIGPIPE, SIG_IGN)
+  }
+
+  /// A write past a file-size limit (`ulimit -f`) fails with `EFBIG` instead of ending the
+  /// process (`SIGXFSZ` ignored).
+  package static func ignoreFileSizeLimit() {
+    signal(SIGXFSZ, SIG_IGN)
+  }
+
+  /// The process's arguments as raw bytes (names need not be UTF-8), without the program
+  /// name.
+  package static var arguments: [RawPath] {
+    (1..<Int(CommandLine.argc)).compactMap { index in
+      CommandLine.unsafeArgv[index].map { pointer in
+        RawPath(
+          bytes: UnsafeBufferPointer(start: pointer, count: strlen(pointer)).map {
+            UInt8(bitPattern: $0)
+          })
+      }
+    }
   }
 }

@@ -4,12 +4,12 @@ import Glibc
 ///
 /// The description is `strerror(3)`'s text followed by the number, for example
 /// `Permission denied (errno 13)`, the shape of every cause squeeze prints.
-package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
   /// The C `errno` value, for example `EACCES` (13).
-  package let code: Int32
+  public let code: Int32
 
   /// Wraps an `errno` value.
-  package init(code: Int32) {
+  public init(code: Int32) {
     self.code = code
   }
 
@@ -17,7 +17,7 @@ package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCo
   package static var current: SystemError { SystemError(code: errno) }
 
   /// `strerror(3)` text and the number, for example `No space left on device (errno 28)`.
-  package var description: String {
+  public var description: String {
     "\(String(cString: strerror(code))) (errno \(code))"
   }
 
@@ -27,7 +27,33 @@ package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCo
   package static let fileExists = SystemError(code: EEXIST)
   /// Too many levels of symbolic links; returned when `O_NOFOLLOW` meets a link.
   /// The corresponding C error is `ELOOP`.
-  static let symbolicLinkLoop = SystemError(code: ELOOP)
+  package static let symbolicLinkLoop = SystemError(code: ELOOP)
+  /// Not a directory. The corresponding C error is `ENOTDIR`.
+  package static let notADirectory = SystemError(code: ENOTDIR)
+  /// Is a directory. The corresponding C error is `EISDIR`.
+  package static let isADirectory = SystemError(code: EISDIR)
+  /// The directory is not empty. The corresponding C error is `ENOTEMPTY`.
+  package static let directoryNotEmpty = SystemError(code: ENOTEMPTY)
+  /// Read-only file system. The corresponding C error is `EROFS`.
+  package static let readOnlyFileSystem = SystemError(code: EROFS)
+  /// No such device or address: a named pipe opened for writing that no process reads.
+  /// The corresponding C error is `ENXIO`.
+  package static let noSuchDevice = SystemError(code: ENXIO)
+  /// No buffer space available: a buffer too small for what it must hold.
+  /// The corresponding C error is `ENOBUFS`.
+  package static let noBufferSpace = SystemError(code: ENOBUFS)
+  /// No data available: an extended attribute that is not there.
+  /// The corresponding C error is `ENODATA`.
+  package static let noData = SystemError(code: ENODATA)
+  /// Operation not supported: extended attributes on a file system without them.
+  /// The corresponding C error is `EOPNOTSUPP`.
+  package static let notSupported = SystemError(code: EOPNOTSUPP)
+  /// Bad file descriptor. The corresponding C error is `EBADF`.
+  package static let badDescriptor = SystemError(code: EBADF)
+  /// Input/output error. The corresponding C error is `EIO`.
+  package static let inputOutput = SystemError(code: EIO)
+  /// Interrupted system call: a signal arrived. The corresponding C error is `EINTR`.
+  package static let interrupted = SystemError(code: EINTR)
 }
 
 /// Runs a system call, retrying while it fails with `EINTR` (a signal arrived).
@@ -35,7 +61,7 @@ package struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCo
 /// - Parameter call: returns the call's result; -1 means failure with `errno` set.
 /// - Returns: the first result that is not -1.
 /// - Throws: ``SystemError`` with the call's `errno` when it fails for another reason.
-@inline(__always)
+@inlinable @inline(__always)
 package func retryingOnInterrupt<T: FixedWidthInteger>(_ call: () -> T) throws(SystemError) -> T {
   while true {
     let result = call()

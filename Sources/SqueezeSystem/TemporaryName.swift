@@ -194,7 +194,7 @@ package struct ProcessIdentity: Sendable {
 /// Reads a small file (at most 4 KiB) such as one under `/proc`; nil when it cannot.
 package func readSmallFile(_ path: String) -> [UInt8]? {
   guard
-    let descriptor = try? FileDescriptor.open(RawPath(path), flags: O_RDONLY, symlinks: .always)
+    let descriptor = try? FileDescriptor.open(RawPath(path), flags: .readOnly, symlinks: .always)
   else { return nil }
   var buffer = [UInt8](repeating: 0, count: 4096)
   let count = buffer.withUnsafeMutableBytes { (raw) -> Int in

@@ -1,6 +1,4 @@
 import Dispatch
-import Foundation
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -75,11 +73,9 @@ package final class MainActorHeartbeat: Sendable {
 
   /// Starts the heartbeat thread.
   package func start() {
-    let thread = Thread { [self] in
-      ThreadName.set("squeeze-beat")
+    SystemThread.start(name: "squeeze-beat") { [self] in
       self.beat()
     }
-    thread.start()
   }
 
   private func beat() {
@@ -95,8 +91,7 @@ package final class MainActorHeartbeat: Sendable {
       if send {
         Task { @MainActor in self.arrived() }
       }
-      var pause = timespec(tv_sec: 0, tv_nsec: Int(period * 1e9))
-      nanosleep(&pause, nil)
+      MonotonicClock.sleep(seconds: period)
     }
     finished.signal()
   }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -65,13 +64,15 @@ package final class TaskLog: Sendable {
 
   private static func openLog(_ path: RawPath, force: Bool) throws(TaskLogOpenError) -> Int32 {
     if let standard = standardDescriptor(named: path) {
-      let copy = fcntl(standard, F_DUPFD_CLOEXEC, 3)
-      guard copy >= 0 else { throw .system(SystemError.current) }
-      return copy
+      do throws(SystemError) {
+        return try Descriptor.duplicate(standard)
+      } catch {
+        throw .system(error)
+      }
     }
     let here: FileStatus
     do {
-      here = try FileStatus.of(path, in: AT_FDCWD, followingSymlinks: false)
+      here = try FileStatus.of(path, in: Descriptor.currentDirectory, followingSymlinks: false)
     } catch  where error == .noSuchFile {
       return try create(path)
     } catch {
@@ -79,7 +80,8 @@ package final class TaskLog: Sendable {
     }
     var target = here
     if here.kind == .symbolicLink,
-      let followed = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true)
+      let followed = try? FileStatus.of(
+        path, in: Descriptor.currentDirectory, followingSymlinks: true)
     {
       target = followed
     }
@@ -87,22 +89,22 @@ package final class TaskLog: Sendable {
     case .fifo, .characterDevice:
       do throws(SystemError) {
         let descriptor = try FileDescriptor.open(
-          path, flags: O_WRONLY | O_NONBLOCK | O_NOCTTY, symlinks: .always
+          path, flags: [.writeOnly, .nonBlocking, .noControllingTerminal], symlinks: .always
         ).release()
-        _ = fcntl(descriptor, F_SETFL, O_WRONLY)
+        Descriptor.clearStatusFlags(descriptor)
         return descriptor
-      } catch  where error.code == ENXIO {
+      } catch  where error == .noSuchDevice {
         throw .noReader
       } catch {
         throw .system(error)
       }
     case .directory:
-      throw .system(SystemError(code: EISDIR))
+      throw .system(.isADirectory)
     case .regular where here.kind == .regular:
       guard force || here.size == 0 || isTaskLog(path) else { throw .notATaskLog }
       return try replace(path)
     default:
-      guard here.kind == .symbolicLink else { throw .system(SystemError(code: EEXIST)) }
+      guard here.kind == .symbolicLink else { throw .system(.fileExists) }
       guard force else { throw .symbolicLink }
       return try replace(path)
     }
@@ -128,7 +130,7 @@ package final class TaskLog: Sendable {
   private static func create(_ path: RawPath) throws(TaskLogOpenError) -> Int32 {
     do throws(SystemError) {
       return try FileDescriptor.open(
-        path, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644, symlinks: .never
+        path, flags: [.writeOnly, .create, .exclusive], permissions: 0o644, symlinks: .never
       ).release()
     } catch {
       throw .system(error)
@@ -139,11 +141,11 @@ package final class TaskLog: Sendable {
   private static func replace(_ path: RawPath) throws(TaskLogOpenError) -> Int32 {
     let temporary = path.parent.appending(TemporaryNamer().next())
     let descriptor = try create(temporary)
-    let renamed = temporary.withCString { from in path.withCString { to in rename(from, to) } }
-    guard renamed == 0 else {
-      let error = SystemError.current
-      _ = temporary.withCString { unlink($0) }
-      close(descriptor)
+    do throws(SystemError) {
+      try temporary.rename(to: path)
+    } catch {
+      try? temporary.removeFile()
+      Descriptor.close(descriptor)
       throw .system(error)
     }
     return descriptor
@@ -154,7 +156,7 @@ package final class TaskLog: Sendable {
 
   /// True when the file at `path` begins like a squeeze task log.
   private static func isTaskLog(_ path: RawPath) -> Bool {
-    guard let file = try? FileDescriptor.open(path, flags: O_RDONLY, symlinks: .always) else {
+    guard let file = try? FileDescriptor.open(path, flags: .readOnly, symlinks: .always) else {
       return false
     }
     var head = [UInt8](repeating: 0, count: signature.count)
@@ -163,14 +165,12 @@ package final class TaskLog: Sendable {
   }
 
   deinit {
-    close(descriptor)
+    Descriptor.close(descriptor)
   }
 
   /// The log file's identity when it is a regular file, so discovery can leave it out.
   package var fileIdentity: FileIdentity? {
-    var raw = stat()
-    guard fstat(descriptor, &raw) == 0 else { return nil }
-    let status = FileStatus(raw)
+    guard let status = try? Descriptor.status(descriptor) else { return nil }
     return status.kind == .regular ? FileIdentity(status) : nil
   }
 

@@ -1,6 +1,4 @@
 import Dispatch
-import Foundation
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -35,18 +33,15 @@ package final class TaskSampler: Sendable {
 
   /// Starts sampling.
   package func start() {
-    let thread = Thread { [self] in
-      ThreadName.set("squeeze-sampler")
+    SystemThread.start(name: "squeeze-sampler") { [self] in
       self.sampleUntilStopped()
     }
-    thread.start()
   }
 
   private func sampleUntilStopped() {
     // Absolute deadlines, so the schedule does not drift with the time each sample takes.
-    var deadline = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &deadline)
-    let step = Int(interval * 1e9)
+    var deadline = MonotonicClock.nanoseconds()
+    let step = Int64(interval * 1e9)
     var lastFlush = MonotonicClock.now()
     var threads = ThreadStates()
     var count = 0
@@ -62,18 +57,12 @@ package final class TaskSampler: Sendable {
       } else {
         log.flush(threshold: TaskLog.flushThreshold)
       }
-      deadline.tv_nsec += step
-      while deadline.tv_nsec >= 1_000_000_000 {
-        deadline.tv_nsec -= 1_000_000_000
-        deadline.tv_sec += 1
-      }
-      while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+      deadline += step
+      MonotonicClock.sleep(untilNanoseconds: deadline)
     }
     // The last sample, once the work is done.
     takeSample(&threads)
-    var used = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
-    cpuNanoseconds.store(used.tv_sec * 1_000_000_000 + used.tv_nsec, ordering: .relaxed)
+    cpuNanoseconds.store(MonotonicClock.threadCPUNanoseconds(), ordering: .relaxed)
     finished.signal()
   }
 

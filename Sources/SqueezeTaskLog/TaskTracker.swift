@@ -1,5 +1,3 @@
-import CSystem
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -209,7 +207,7 @@ package final class TrackedTask: Sendable {
   package func run() {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker else { return }
-      tracker.move(self, to: .running, thread: tracker.log == nil ? 0 : squeeze_thread_id())
+      tracker.move(self, to: .running, thread: tracker.log == nil ? 0 : ThreadName.currentID)
     #endif
   }
 
@@ -297,7 +295,7 @@ package struct TrackedChunk: Sendable {
       guard let tracker = task.trackerForChunks else { return }
       tracker.chunk(
         id: task.id, index: index, state: .running,
-        thread: tracker.log == nil ? 0 : squeeze_thread_id()
+        thread: tracker.log == nil ? 0 : ThreadName.currentID
       ) {
         tracker.counters.adjustChunk(from: .enqueued, to: .running)
       }

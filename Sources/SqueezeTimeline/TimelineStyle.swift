@@ -1,4 +1,4 @@
-import Foundation
+import SqueezeSystem
 
 /// The colours of a timeline, one per thing drawn, the same in the SVG, the HTML page and
 /// the legend. Every pair is at least 20 apart in CIELAB (ΔE*ab 1976, ``deltaE76(_:_:)``;
@@ -46,13 +46,15 @@ enum Palette {
     func channel(_ at: Int) -> Double {
       let text = String(decoding: digits[at..<(at + 2)], as: UTF8.self)
       let value = Double(Int(text, radix: 16) ?? 0) / 255
-      return value <= 0.04045 ? value / 12.92 : pow((value + 0.055) / 1.055, 2.4)
+      return value <= 0.04045 ? value / 12.92 : Math.power((value + 0.055) / 1.055, 2.4)
     }
     let (r, g, b) = (channel(0), channel(2), channel(4))
     let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
     let y = 0.2126 * r + 0.7152 * g + 0.0722 * b
     let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
-    func f(_ t: Double) -> Double { t > 216 / 24389 ? cbrt(t) : (24389 / 27 * t + 16) / 116 }
+    func f(_ t: Double) -> Double {
+      t > 216 / 24389 ? Math.cubeRoot(t) : (24389 / 27 * t + 16) / 116
+    }
     return (116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z)))
   }
 

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// `--dry-run`: what a run would compress (or decompress), link, skip, remove and delete,

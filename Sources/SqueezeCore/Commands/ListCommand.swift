@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 import SqueezeTaskLog
@@ -74,7 +73,7 @@ package struct ListCommand {
           let source = try SourceFile.open(
             index: index, list: list, bases: bases,
             symlinks: configuration.files.sourceSymlinks)
-          defer { close(source.descriptor) }
+          defer { Descriptor.close(source.descriptor) }
           var entry = try Self.entry(
             decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
             decoders: decoders)

@@ -1,6 +1,3 @@
-import CSystem
-import Foundation
-import Glibc
 import SqueezeSystem
 import SqueezeTaskLog
 import Synchronization
@@ -41,7 +38,7 @@ package struct RunCommand {
     // A reader of the task log or of --json that goes away must not kill the run midway
     // (temporaries left, files undone): the write fails with EPIPE and is reported.
     // Streams (-c) keep SIGPIPE, as gzip: `squeeze -dc x.gz | head` ends quietly.
-    signal(SIGPIPE, SIG_IGN)
+    ProcessControl.ignoreBrokenPipes()
     let reporter = RunReporter(configuration)
     let prepared: PreparedRun
     switch prepare(reporter) {

@@ -1,4 +1,3 @@
-import CSystem
 import SqueezeSystem
 
 /// What a run holds while it works, made once by its first phase and never changed after:
@@ -38,7 +37,7 @@ final class RunEnvironment {
   init(_ configuration: RunConfiguration) throws(Failure) {
     startTime = MonotonicClock.now()
     startCPU = MonotonicClock.processCPUSeconds()
-    runStart = Timestamp(squeeze_coarse_realtime())
+    runStart = .coarseNow
     let stop = AtomicFlag()
     let stopper = Stopper()
     self.stop = stop

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -27,11 +26,12 @@ package struct StreamCommand {
       stop.set()
       slots.close()
     }
-    if configuration.mode == .compress && isatty(1) == 1 && !configuration.files.force {
+    if configuration.mode == .compress && Descriptor.isTerminal(1) && !configuration.files.force {
       stderr.write("squeeze: compressed data not written to a terminal; use -f to force\n")
       return .failure
     }
-    if configuration.mode != .compress && configuration.readsStandardInput && isatty(0) == 1
+    if configuration.mode != .compress && configuration.readsStandardInput
+      && Descriptor.isTerminal(0)
       && !configuration.files.force
     {
       stderr.write("squeeze: compressed data not read from a terminal; use -f to force\n")
@@ -51,7 +51,7 @@ package struct StreamCommand {
       do throws(FileFailure) {
         // Opened only now, and closed before the next: one descriptor whatever the count.
         if let opened = try open(input, stop: stop) {
-          defer { if opened.descriptor > 0 { close(opened.descriptor) } }
+          defer { if opened.descriptor > 0 { Descriptor.close(opened.descriptor) } }
           try await process(opened, display: display, slots: slots, stop: stop)
         }
       } catch {
@@ -107,10 +107,11 @@ package struct StreamCommand {
       // Named pipes and devices, and a link to a file named directly (`/dev/stdin`,
       // `<(cmd)`), are read as they are, as gzip -c reads them: -c writes nothing beside
       // them, so following the link the user named is safe.
-      if let status = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true),
+      if let status = try? FileStatus.of(
+        path, in: Descriptor.currentDirectory, followingSymlinks: true),
         status.kind == .fifo || status.kind == .characterDevice
           || (status.kind == .regular
-            && (try? FileStatus.of(path, in: AT_FDCWD))?.kind == .symbolicLink)
+            && (try? FileStatus.of(path, in: Descriptor.currentDirectory))?.kind == .symbolicLink)
       {
         inputs.append(Input(source: .special(path), display: path))
         continue
@@ -148,26 +149,25 @@ package struct StreamCommand {
       do throws(SystemError) {
         // Non-blocking, so waiting for a pipe's writer can be cut short by a signal.
         descriptor = try FileDescriptor.open(
-          path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY, symlinks: .always
+          path, flags: .source, symlinks: .always
         ).release()
       } catch {
         throw .cannotOpen(error)
       }
-      var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-      while poll(&wait, 1, 100) == 0 || (wait.revents == 0) {
+      while !Descriptor.waitUntilReadable(descriptor, milliseconds: 100) {
         if stop.isSet {
-          close(descriptor)
+          Descriptor.close(descriptor)
           throw .interrupted
         }
       }
-      _ = fcntl(descriptor, F_SETFL, O_RDONLY)
+      Descriptor.clearStatusFlags(descriptor)
       return Opened(descriptor: descriptor, name: path.lastComponent)
     case .listed(let list, let index):
       let source = try SourceFile.open(
         index: index, list: list, bases: bases,
         symlinks: configuration.files.sourceSymlinks)
       // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
-      _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
+      Descriptor.clearStatusFlags(source.descriptor)
       return Opened(
         descriptor: source.descriptor, name: list.name(of: list.files[index]),
         modificationTime: source.status.modificationTime)
@@ -182,10 +182,13 @@ package struct StreamCommand {
     var head: [UInt8] = []
     var byte: UInt8 = 0
     while head.count < 2 {
-      let count = read(descriptor, &byte, 1)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      let count: Int
+      do throws(SystemError) {
+        count = try withUnsafeMutableBytes(of: &byte) { (raw) throws(SystemError) in
+          try Descriptor.read(descriptor, into: raw)
+        }
+      } catch {
+        throw .cannotRead(error)
       }
       if count == 0 { break }
       head.append(byte)
@@ -197,11 +200,14 @@ package struct StreamCommand {
   static func copy(_ input: Int32, to writer: DescriptorWriter) throws(FileFailure) {
     var buffer = [UInt8](repeating: 0, count: 128 * 1024)
     while true {
-      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      var failed: SystemError? = nil
+      let count = buffer.withUnsafeMutableBytes { raw -> Int in
+        do throws(SystemError) { return try Descriptor.read(input, into: raw) } catch {
+          failed = error
+          return 0
+        }
       }
+      if let failed { throw .cannotRead(failed) }
       if count == 0 { return }
       var failure: FileFailure? = nil
       buffer.withUnsafeBytes { raw in

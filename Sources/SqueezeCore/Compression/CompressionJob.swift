@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -53,7 +52,7 @@ final class JobContext: Sendable {
   /// temporaries, once per folder and run).
   func temporaryOutput(
     for target: RelativeLocation, display: MessagePath, replacesExisting: Bool,
-    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
+    folderPermissions: UInt16, permissions: UInt32 = CreationPermissions.ownerOnly
   ) throws(FileFailure) -> TemporaryOutput {
     if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
     return try TemporaryOutput(
@@ -120,7 +119,7 @@ final class CompressionJob {
   }
 
   deinit {
-    close(input)
+    Descriptor.close(input)
   }
 
   /// The output path, for messages.
@@ -149,7 +148,7 @@ final class CompressionJob {
       throw .vanished
     }
     var keepInput = false
-    defer { if !keepInput { close(source.descriptor) } }
+    defer { if !keepInput { Descriptor.close(source.descriptor) } }
 
     let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard outputName.count <= 255 else {
@@ -207,7 +206,10 @@ final class CompressionJob {
   /// offset must find the end of the file.
   func checkNoGrowth() throws(FileFailure) {
     var probe: UInt8 = 0
-    if pread(input, &probe, 1, off_t(layout.length)) > 0 {
+    let found = withUnsafeMutableBytes(of: &probe) { raw in
+      (try? Descriptor.read(input, into: raw, at: layout.length)) ?? 0
+    }
+    if found > 0 {
       throw .changedWhileReading("it grew past \(layout.length) bytes while being read")
     }
   }
@@ -259,9 +261,12 @@ final class CompressionJob {
   /// Fails when the source changed while it was read: its size or modification time now
   /// differ from when it was opened, or the bytes read differ from its size then.
   private func checkUnchanged(bytesRead: Int64) throws(FileFailure) {
-    var raw = stat()
-    guard fstat(input, &raw) == 0 else { throw .cannotRead(SystemError.current) }
-    let after = FileStatus(raw)
+    let after: FileStatus
+    do throws(SystemError) {
+      after = try Descriptor.status(input)
+    } catch {
+      throw .cannotRead(error)
+    }
     // A size of 0 with content is a file whose size the kernel does not know (/proc); any
     // other difference means the file changed.
     if bytesRead != before.size && !(before.size == 0 && after.size == 0) {

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -80,7 +79,7 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .outputInTheWay(let path, let kind): "'\(path.displayString)' is \(kind); not replaced"
     case .outputAppeared(let path):
       "'\(path.displayString)' appeared while this output was being written and is not an up-to-date output of this file; not overwritten"
-    case .cannotCreateOutput(let path, let error) where error.code == ELOOP:
+    case .cannotCreateOutput(let path, let error) where error == .symbolicLinkLoop:
       "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
       "output '\(path.displayString)' is also the output of '\(other.displayString)'; not written"

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -31,7 +30,7 @@ package struct FileSettings: Sendable {
   /// time from the header (`-N`; off by default, as in gzip).
   package var usesHeaderNameAndTime = true
   /// Give outputs the source's owner and group (only possible as root, as gzip does).
-  var copiesOwnership = geteuid() == 0
+  var copiesOwnership = ProcessControl.effectiveUserID == 0
   /// Remove each source once its output is durable and verified (`--rm`).
   package var removesSources = false
   /// Follow symbolic links to sources (`--follow-symlinks`), and through linked folders to

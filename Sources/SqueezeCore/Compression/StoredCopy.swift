@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -62,7 +61,7 @@ extension CompressionJob {
       guard
         let stored = StoredBlocks.write(
           data, isLast: isLast, into: UnsafeMutableRawBufferPointer(rebasing: buffer[used...]))
-      else { throw .cannotWriteOutput(output.display.path, SystemError(code: ENOBUFS)) }
+      else { throw .cannotWriteOutput(output.display.path, SystemError.noBufferSpace) }
       used += stored
       if count > 0 { progress(count) }
       if isLast { break }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -164,7 +163,7 @@ enum GzipFileReader {
     stop: AtomicFlag?, restart: (() throws(FileFailure) -> Void)?,
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> GzipDecoder {
-    guard lseek(descriptor, 0, SEEK_SET) == 0,
+    guard (try? Descriptor.seek(descriptor, to: 0)) != nil,
       let reference = try? DecodeWorkspace(engine: .zlib)
     else { throw .badGzip(fault) }
     try restart?()
@@ -202,15 +201,18 @@ enum GzipFileReader {
     while true {
       if stop?.isSet == true || Task.isCancelled { throw .interrupted }
       let fromPrefix = prefixLeft > 0
-      let count =
-        fromPrefix
-        ? prefixLeft : read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      let count: Int
+      if fromPrefix {
+        count = prefixLeft
+      } else {
+        do throws(SystemError) {
+          count = try Descriptor.read(descriptor, into: workspace.input)
+        } catch {
+          throw .cannotRead(error)
+        }
+      }
       if !fromPrefix { reads += 1 }
       prefixLeft = 0
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
-      }
       if count == 0 { break }
       total += Int64(count)
       do throws(GzipStreamError<FileFailure>) {

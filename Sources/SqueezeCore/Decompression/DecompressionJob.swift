@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -36,7 +35,7 @@ enum DecompressionJob {
     -> PreparedOutput
   {
     let opened = try open(index: index, context: context)
-    defer { close(opened.source.descriptor) }
+    defer { Descriptor.close(opened.source.descriptor) }
     let decoded = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decodeFile(
         opened.source.descriptor, knownSize: opened.source.status.size, workspace: workspace,
@@ -62,7 +61,7 @@ enum DecompressionJob {
     let source = try SourceFile.open(
       index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
     var keep = false
-    defer { if !keep { close(source.descriptor) } }
+    defer { if !keep { Descriptor.close(source.descriptor) } }
     guard var outputName = settings.plan.outputName(for: list.name(of: file)) else {
       throw .unknownSuffix
     }
@@ -111,10 +110,9 @@ enum DecompressionJob {
   ) throws(FileFailure) -> PreparedOutput {
     let source = opened.source
     let settings = context.settings
-    var after = stat()
-    if !readAtOnce && fstat(source.descriptor, &after) == 0
-      && (Int64(after.st_size) != source.status.size
-        || Timestamp(after.st_mtim) != source.status.modificationTime)
+    if !readAtOnce, let after = try? Descriptor.status(source.descriptor),
+      after.size != source.status.size
+        || after.modificationTime != source.status.modificationTime
     {
       throw .changedWhileReading("it was modified during decompression")
     }
@@ -161,7 +159,7 @@ enum DecompressionJob {
         case .symbolicLink: existing = .stale
         case let kind: existing = .inTheWay(kind)
         }
-      } catch  where error.code == ENOENT {
+      } catch  where error == .noSuchFile {
         existing = .absent
       } catch {
         throw .cannotCreateOutput(display.path, error)
@@ -189,8 +187,14 @@ enum DecompressionJob {
     header: GzipHeader, length: Int
   ) {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-    guard count >= 0 else { throw .cannotRead(SystemError.current) }
+    var failed: SystemError? = nil
+    let count = buffer.withUnsafeMutableBytes { raw -> Int in
+      do throws(SystemError) { return try Descriptor.read(descriptor, into: raw, at: 0) } catch {
+        failed = error
+        return 0
+      }
+    }
+    if let failed { throw .cannotRead(failed) }
     guard count > 0 else { throw .badGzip(.empty) }
     switch buffer.withUnsafeBytes({
       GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]))
@@ -224,7 +228,7 @@ enum TestJob {
     let source = try SourceFile.open(
       index: index, list: context.list, bases: context.bases,
       symlinks: context.settings.sourceSymlinks)
-    defer { close(source.descriptor) }
+    defer { Descriptor.close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
         source.descriptor, workspace: workspace, stop: context.stop, progress: progress,

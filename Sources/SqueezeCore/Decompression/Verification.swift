@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -16,11 +15,11 @@ enum Verification {
   ) throws(FileFailure) {
     let descriptor: Int32
     do {
-      descriptor = try location.open(flags: O_RDONLY).release()
+      descriptor = try location.open(flags: .readOnly).release()
     } catch {
       throw .verificationFailed(display, "cannot reopen it: \(error)")
     }
-    defer { close(descriptor) }
+    defer { Descriptor.close(descriptor) }
     var crc = CRC32()
     let decoder: GzipDecoder
     do {

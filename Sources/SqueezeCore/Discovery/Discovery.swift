@@ -1,5 +1,3 @@
-import CSystem
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -132,7 +130,8 @@ struct Discovery {
     let status: FileStatus
     do {
       // A trailing slash makes the kernel resolve a link to a folder, as with `ls dir/`.
-      status = try FileStatus.of(argument, in: AT_FDCWD, followingSymlinks: options.followSymlinks)
+      status = try FileStatus.of(
+        argument, in: Descriptor.currentDirectory, followingSymlinks: options.followSymlinks)
     } catch {
       fail(argument, error.description)
       return
@@ -263,7 +262,7 @@ struct Discovery {
     result.files.directories.append(topRecord)
     let context = FolderScan.Context(
       options: options, namer: namer, base: bases.descriptor(base), rootDevice: status.device,
-      rootRealPath: options.followSymlinks ? Discovery.realPath(argument) : nil)
+      rootRealPath: options.followSymlinks ? argument.realPath : nil)
     var visited: Set<FileIdentity> = [identity]
     if options.listingThreads > 1 && !options.followSymlinks {
       let before = result
@@ -411,17 +410,6 @@ struct Discovery {
       current = result.files.directories[Int(current)].parent
     }
     return false
-  }
-
-  /// The canonical absolute path (`realpath(3)`), or nil.
-  static func realPath(_ path: RawPath) -> [UInt8]? {
-    path.withCString { cPath -> [UInt8]? in
-      guard let resolved = realpath(cPath, nil) else { return nil }
-      defer { free(resolved) }
-      return Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved))).map {
-        UInt8(bitPattern: $0)
-      }
-    }
   }
 
   private mutating func append(

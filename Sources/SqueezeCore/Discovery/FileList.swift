@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// Everything discovery found: the folders walked and the regular files selected, stored
@@ -214,14 +213,11 @@ struct FileList: Sendable {
   /// bits), in the shape of a status: how existing outputs are judged before the file is
   /// opened.
   func listedStatus(of file: File) -> FileStatus {
-    var raw = stat()
-    raw.st_size = Int(file.size)
-    raw.st_mtim = file.modificationTime.timespec
-    raw.st_dev = UInt(file.device)
-    raw.st_ino = UInt(file.inode)
-    raw.st_nlink = UInt(file.linkCount)
-    raw.st_mode = S_IFREG | mode_t(file.permissions)
-    return FileStatus(raw)
+    FileStatus(
+      device: file.device, inode: file.inode,
+      mode: FileStatus.regularFileType | UInt32(file.permissions),
+      linkCount: UInt64(file.linkCount), size: file.size,
+      modificationTime: file.modificationTime)
   }
 
   /// The identity of the folder holding `file`.

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -66,7 +65,7 @@ struct FolderScan: Sendable {
     let listed: [(name: RawPath, type: UInt8)]
     do {
       folder = try FileDescriptor.open(
-        relative.isEmpty ? "." : relative, in: context.base, flags: O_RDONLY | O_DIRECTORY,
+        relative.isEmpty ? "." : relative, in: context.base, flags: .folder,
         symlinks: options.followSymlinks ? .always : .never)
     } catch {
       scan.failure = "cannot open folder: \(error)"
@@ -107,7 +106,7 @@ private struct EntryReader {
   /// Takes, skips or records one entry.
   mutating func consider(_ entry: (name: RawPath, type: UInt8)) {
     let name = entry.name
-    if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
+    if entry.type == DirectoryReader.regularFile, let reason = suffixSkip(name) {
       skipByName(name, reason)
       return
     }
@@ -124,7 +123,7 @@ private struct EntryReader {
     var status: FileStatus
     do {
       status = try FileStatus.of(name, in: folder)
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return  // vanished while listing: nothing to do
     } catch {
       scan.entries.append(.failed(name, "cannot stat: \(error)"))
@@ -198,7 +197,7 @@ private struct EntryReader {
     do {
       let target = try RelativeLocation.symbolicLinkTarget(of: name, in: folder)
       scan.entries.append(.link(name, target: target, status))
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return  // vanished while listing
     } catch {
       scan.entries.append(.failed(name, "cannot read symbolic link: \(error)"))
@@ -225,7 +224,7 @@ private struct EntryReader {
   /// Warns when the followed link `name` leads outside the argument being walked.
   private mutating func reportIfOutside(link name: RawPath) {
     guard let root = context.rootRealPath,
-      let target = Discovery.realPath(display.appending(name))
+      let target = display.appending(name).realPath
     else { return }
     let inside =
       target == root

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import SqueezeSystem
 import Synchronization
 
@@ -104,11 +103,9 @@ final class ParallelListing: Sendable {
   ) -> Outcome {
     let listing = ParallelListing(display: display, identity: identity, context: context)
     for _ in 1..<max(1, threads) {
-      let thread = Thread {
-        ThreadName.set("squeeze-list")
+      SystemThread.start(name: "squeeze-list") {
         listing.help()
       }
-      thread.start()
     }
     return listing.lead(top: top, record: record)
   }

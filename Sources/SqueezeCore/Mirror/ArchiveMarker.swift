@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// The file `--rm -o M` leaves at M's top: M has had sources moved into it, so it is an
@@ -33,7 +32,7 @@ enum ArchiveMarker {
     if isPresent(in: folder) { return }
     let temporary = RelativeLocation(base: folder, directory: "", name: namer.next())
     let descriptor = try temporary.open(
-      flags: O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, permissions: 0o644)
+      flags: [.writeOnly, .create, .exclusive, .noControllingTerminal], permissions: 0o644)
     do throws(SystemError) {
       try descriptor.writeAll(Array(text.utf8))
       try descriptor.sync()
@@ -41,11 +40,11 @@ enum ArchiveMarker {
       do throws(SystemError) {
         try temporary.rename(
           to: RelativeLocation(base: folder, directory: "", name: name), .noReplace)
-      } catch  where error.code == EEXIST {
+      } catch  where error == .fileExists {
         // Another run left it first.
         try? temporary.removeEntry()
       }
-      _ = try retryingOnInterrupt { fsync(folder) }
+      try Descriptor.sync(folder)
     } catch {
       try? temporary.removeEntry()
       throw error

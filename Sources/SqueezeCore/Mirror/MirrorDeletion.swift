@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// `--delete`: removes the mirror's entries whose source no longer exists or is no longer
@@ -116,7 +115,7 @@ struct MirrorDeletion {
     let entries: [(name: RawPath, type: UInt8)]
     do {
       let opened = try FileDescriptor.open(
-        path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+        path.isEmpty ? "." : path, in: base, flags: .folder)
       entries = try DirectoryReader.entries(of: opened.rawValue)
     } catch {
       report.failures.append(
@@ -132,7 +131,7 @@ struct MirrorDeletion {
         // A killed run's: removed (never a live run's, see TemporaryNamer).
         if !dryRun,
           let opened = try? FileDescriptor.open(
-            path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+            path.isEmpty ? "." : path, in: base, flags: .folder)
         {
           _ = TemporaryCleaner.removeIfStale(name, in: opened.rawValue, namer: namer)
         }
@@ -195,12 +194,12 @@ struct MirrorDeletion {
     if status.changeTime >= runStart { return keptNew(location, report: &report) }
     if !dryRun && status.permissions & 0o700 != 0o700 {
       let writable = location.isWritableFolder()
-      if !writable { try? location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
+      if !writable { try? location.setFolderPermissions(UInt32(status.permissions | 0o700)) }
     }
     let entries: [(name: RawPath, type: UInt8)]
     do {
       let opened = try FileDescriptor.open(
-        location.relativePath, in: base, flags: O_RDONLY | O_DIRECTORY)
+        location.relativePath, in: base, flags: .folder)
       entries = try DirectoryReader.entries(of: opened.rawValue)
     } catch {
       report.failures.append(
@@ -245,9 +244,9 @@ struct MirrorDeletion {
     }
     do {
       try location.removeEntry(folder: kind == .directory)
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return true
-    } catch  where error.code == ENOTEMPTY || error.code == EEXIST {
+    } catch  where error == .directoryNotEmpty || error == .fileExists {
       return false
     } catch {
       report.failures.append(
@@ -291,7 +290,9 @@ struct MirrorDeletion {
           status = try FileStatus.of(place.path, in: place.base, followingSymlinks: true)
         }
         if status.kind == kind { return true }
-      } catch  where [ENOENT, ENOTDIR, ELOOP].contains(error.code) {
+      } catch
+        where [SystemError.noSuchFile, .notADirectory, .symbolicLinkLoop].contains(error)
+      {
         continue
       } catch {
         return true

@@ -1,5 +1,3 @@
-import CSystem
-import Glibc
 import SqueezeSystem
 
 /// The entries of a mirror written once the files' outputs are published: symbolic links
@@ -63,7 +61,7 @@ struct MirrorEntries {
         case .absent:
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
-          } catch  where error.code == EEXIST {
+          } catch  where error == .fileExists {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }
@@ -93,8 +91,9 @@ struct MirrorEntries {
       }
     }
     guard !replacing.isEmpty || !held.isEmpty else { return held }
-    if squeeze_syncfs(base) != 0 {
-      let error = SystemError.current
+    do throws(SystemError) {
+      try Descriptor.syncFileSystem(base)
+    } catch {
       for entry in replacing {
         try? entry.temporary.removeEntry()
         report.fail(
@@ -189,7 +188,7 @@ struct MirrorEntries {
         case .absent:
           do throws(SystemError) {
             try leaderTarget.hardLink(at: target)
-          } catch  where error.code == EEXIST {
+          } catch  where error == .fileExists {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }

@@ -1,5 +1,3 @@
-import CSystem
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -81,11 +79,11 @@ struct MirrorFolders {
     let status: FileStatus
     do {
       status = try location.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       do {
         try location.makeDirectory(permissions: 0o700)
         return true
-      } catch  where error.code == EEXIST {
+      } catch  where error == .fileExists {
         return try make(location, parentIsNew: false)  // made meanwhile (another run)
       }
     }
@@ -93,7 +91,7 @@ struct MirrorFolders {
     case .directory:
       if status.permissions & 0o700 != 0o700 {
         let writable = location.isWritableFolder()
-        if !writable { try location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
+        if !writable { try location.setFolderPermissions(UInt32(status.permissions | 0o700)) }
       }
       return false
     case .symbolicLink:
@@ -122,8 +120,9 @@ struct MirrorFolders {
   private func replace(_ location: RelativeLocation) throws(SystemError) {
     let temporary = location.sibling(named: namer.next())
     try temporary.makeDirectory(permissions: 0o700)
-    if squeeze_syncfs(base) != 0 {
-      let error = SystemError.current
+    do throws(SystemError) {
+      try Descriptor.syncFileSystem(base)
+    } catch {
       try? temporary.removeEntry(folder: true)
       throw error
     }
@@ -163,14 +162,14 @@ struct MirrorFolders {
     throws(SystemError)
   {
     let now = try location.entryStatus()
-    guard now.kind == .directory else { throw SystemError(code: ENOTDIR) }
+    guard now.kind == .directory else { throw SystemError.notADirectory }
     if settings.copiesOwnership && (now.userID != source.userID || now.groupID != source.groupID) {
       try location.setOwner(user: source.userID, group: source.groupID)
     }
     if now.permissions != UInt32(source.permissions) || settings.copiesOwnership {
       let after = try location.entryStatus()
       if after.permissions != UInt32(source.permissions) {
-        try location.setFolderPermissions(mode_t(source.permissions))
+        try location.setFolderPermissions(UInt32(source.permissions))
       }
     }
     if now.modificationTime != source.modificationTime {

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// What a mirror run (`-o`, compressing or restoring) does besides its files' outputs,

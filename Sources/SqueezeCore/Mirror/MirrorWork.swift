@@ -1,5 +1,3 @@
-import CSystem
-import Glibc
 import SqueezeSystem
 
 /// A mirror's work around its files (``MirrorPlan``), in the order that keeps it a backup
@@ -65,7 +63,7 @@ struct MirrorWork {
           "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
       } else {
         // What this run wrote is on disk before anything is removed.
-        _ = squeeze_syncfs(base)
+        try? Descriptor.syncFileSystem(base)
         if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
@@ -89,7 +87,7 @@ struct MirrorWork {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
-    _ = squeeze_syncfs(base)
+    try? Descriptor.syncFileSystem(base)
     return report.lines
   }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// Guards a mirror against the rsync mistake: updating it without the trailing slash it was
@@ -40,7 +39,7 @@ enum TrailingSlashGuard {
     guard case .mirror(let baseIndex, let mirrorPath) = settings.plan.destination, baseIndex >= 0
     else { return nil }
     let base = bases.descriptor(baseIndex)
-    guard let top = try? FileDescriptor.open(".", in: base, flags: O_RDONLY | O_DIRECTORY),
+    guard let top = try? FileDescriptor.open(".", in: base, flags: .folder),
       let entries = try? DirectoryReader.entries(of: top.rawValue)
     else { return nil }
     let present = Set(entries.map(\.name))

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -46,10 +45,10 @@ enum ExistingOutput: Sendable, Equatable {
   ) throws(SystemError) -> ExistingOutput {
     let output: FileDescriptor
     do throws(SystemError) {
-      output = try target.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
-    } catch  where error.code == ENOENT {
+      output = try target.open(flags: .source)
+    } catch  where error == .noSuchFile {
       return .absent
-    } catch  where error.code == ELOOP {
+    } catch  where error == .symbolicLinkLoop {
       // Beside the sources a link at the output path is never ours (and `--force` replaces
       // the link itself); a link on the way to it is never written through.
       if (try? target.entryStatus())?.kind == .symbolicLink { return inMirror ? .stale : .foreign }
@@ -127,7 +126,7 @@ enum ExistingOutput: Sendable, Equatable {
     let status: FileStatus
     do throws(SystemError) {
       status = try target.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .absent
     }
     switch status.kind {
@@ -146,7 +145,7 @@ enum ExistingOutput: Sendable, Equatable {
   /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
   /// modulo 2^32, RFC 1952 §2.3.1), or nil when it cannot be read.
   static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {
-    guard size >= 18, let file = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+    guard size >= 18, let file = try? location.open(flags: .source)
     else { return nil }
     var tail = [UInt8](repeating: 0, count: 8)
     guard (try? file.readFully(into: &tail, at: size - 8)) == 8 else { return nil }
@@ -159,7 +158,7 @@ enum ExistingOutput: Sendable, Equatable {
   /// Used when a source vanished after it was listed: with `--rm`, an overlapping run that
   /// compressed and removed it leaves exactly this behind.
   static func namesSource(_ target: RelativeLocation, sourceName: RawPath) -> Bool {
-    guard let output = try? target.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
+    guard let output = try? target.open(flags: .source),
       let status = try? output.status(), status.kind == .regular,
       let header = try? gzipHeader(of: output, size: status.size)
     else { return false }
@@ -169,7 +168,7 @@ enum ExistingOutput: Sendable, Equatable {
   /// The gzip header and status of the regular file at `location` (a link is not
   /// followed), or nil when it is not a regular gzip file.
   static func header(at location: RelativeLocation) -> (GzipHeader, FileStatus)? {
-    guard let output = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
+    guard let output = try? location.open(flags: .source),
       let status = try? output.status(), status.kind == .regular,
       let header = try? gzipHeader(of: output, size: status.size)
     else { return nil }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// A new entry of a mirror (an output or a symbolic link) that a folder is in the way of:
@@ -34,7 +33,7 @@ struct HeldReplacement: Sendable {
       let status: FileStatus
       do throws(SystemError) {
         status = try final.entryStatus()
-      } catch  where error.code == ENOENT {
+      } catch  where error == .noSuchFile {
         try temporary.rename(to: final, .noReplace)
         return .replaced
       }
@@ -46,7 +45,7 @@ struct HeldReplacement: Sendable {
       // The temporary name now holds the empty folder.
       do throws(SystemError) {
         try temporary.removeEntry(folder: true)
-      } catch  where error.code == ENOTEMPTY {
+      } catch  where error == .directoryNotEmpty {
         // Something was written into it meanwhile: put it back rather than lose it.
         try? temporary.rename(to: final, .exchange)
         try? temporary.removeEntry()

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeGzip
 import SqueezeSystem
 
@@ -26,11 +25,11 @@ enum OutputInspection {
       missing = false
       do {
         let folder = try FileDescriptor.open(
-          directory.isEmpty ? "." : directory, in: base, flags: O_RDONLY | O_DIRECTORY,
+          directory.isEmpty ? "." : directory, in: base, flags: .folder,
           symlinks: target.symlinks.forFolders)
         names = Set(try DirectoryReader.entries(of: folder.rawValue).map(\.name))
       } catch {
-        missing = error.code == ENOENT
+        missing = error == .noSuchFile
       }
     }
 

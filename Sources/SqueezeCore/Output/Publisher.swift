@@ -1,7 +1,4 @@
-import CSystem
 import Dispatch
-import Foundation
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -98,11 +95,9 @@ final class Publisher: Sendable {
   /// - Parameter stopRequested: when set, everything not yet renamed is removed instead.
   init(stopRequested: AtomicFlag) {
     self.stopRequested = stopRequested
-    let thread = Thread { [self] in
-      ThreadName.set("squeeze-publish")
+    SystemThread.start(name: "squeeze-publish") { [self] in
       self.run()
     }
-    thread.start()
   }
 
   /// How many times the publisher has called `syncfs` so far.
@@ -113,8 +108,9 @@ final class Publisher: Sendable {
   func registerFileSystem(_ device: UInt64, using descriptor: Int32) {
     state.withLock { state in
       if state.syncDescriptors[device] == nil {
-        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        if copy >= 0 { state.syncDescriptors[device] = copy }
+        if let copy = try? Descriptor.duplicate(descriptor) {
+          state.syncDescriptors[device] = copy
+        }
       }
     }
   }
@@ -197,7 +193,7 @@ final class Publisher: Sendable {
       case .batch(var batch):
         if batch.count < Publisher.gatherTarget && !isClosed {
           // Let a few more finished files arrive: one wake-up and one sync for all of them.
-          usleep(Publisher.gatherMicroseconds)
+          MonotonicClock.sleep(seconds: Double(Publisher.gatherMicroseconds) / 1e6)
           batch += state.withLock { state in
             defer { state.pending = [] }
             return state.pending
@@ -212,7 +208,7 @@ final class Publisher: Sendable {
           defer { state.syncDescriptors = [:] }
           return Array(state.syncDescriptors.values)
         }
-        for descriptor in descriptors { Glibc.close(descriptor) }
+        for descriptor in descriptors { Descriptor.close(descriptor) }
         waiter?.resume()
         return
       }
@@ -278,11 +274,15 @@ final class Publisher: Sendable {
     var failures: [UInt64: SystemError] = [:]
     for (device, descriptor) in descriptors {
       syncCount.add(1, ordering: .relaxed)
-      if squeeze_syncfs(descriptor) != 0 { failures[device] = SystemError.current }
+      do throws(SystemError) {
+        try Descriptor.syncFileSystem(descriptor)
+      } catch {
+        failures[device] = error
+      }
     }
     if let devices {
       for device in devices where descriptors[device] == nil {
-        failures[device] = SystemError(code: EBADF)
+        failures[device] = SystemError.badDescriptor
       }
     }
     return failures
@@ -297,20 +297,15 @@ final class Publisher: Sendable {
       && final.directory.count + 1 + final.name.count < FileDescriptor.pathSliceLimit
     {
       let replacing = request.replacesExisting
-      _ = try RawPath.withJoinedCString(temporary.directory, temporary.name) {
+      try RawPath.withJoinedCString(temporary.directory, temporary.name) {
         (cFrom) throws(SystemError) in
         try RawPath.withJoinedCString(final.directory, final.name) { (cTo) throws(SystemError) in
-          try retryingOnInterrupt {
-            replacing
-              ? renameat(temporary.base, cFrom, final.base, cTo)
-              : squeeze_renameat2(
-                temporary.base, cFrom, final.base, cTo, SQUEEZE_RENAME_NOREPLACE)
-          }
+          try Descriptor.rename(temporary.base, cFrom, to: final.base, cTo, replacing: replacing)
         }
       }
     } else {
       let folder = try FileDescriptor.open(
-        temporary.directory, in: temporary.base, flags: O_RDONLY | O_DIRECTORY)
+        temporary.directory, in: temporary.base, flags: .folder)
       try renamePaths(
         folder.rawValue, temporary.name, folder.rawValue, final.name,
         replacing: request.replacesExisting)
@@ -320,13 +315,9 @@ final class Publisher: Sendable {
   private func renamePaths(
     _ fromBase: Int32, _ from: RawPath, _ toBase: Int32, _ to: RawPath, replacing: Bool
   ) throws(SystemError) {
-    _ = try from.withCString { (cFrom) throws(SystemError) in
+    try from.withCString { (cFrom) throws(SystemError) in
       try to.withCString { (cTo) throws(SystemError) in
-        try retryingOnInterrupt {
-          replacing
-            ? renameat(fromBase, cFrom, toBase, cTo)
-            : squeeze_renameat2(fromBase, cFrom, toBase, cTo, SQUEEZE_RENAME_NOREPLACE)
-        }
+        try Descriptor.rename(fromBase, cFrom, to: toBase, cTo, replacing: replacing)
       }
     }
   }

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// Removes the stale temporaries discovery found (``DiscoveryResult/staleTemporaries``):
@@ -25,7 +24,7 @@ enum StaleTemporaries {
       let relative = list.relativePath(ofDirectory: directory)
       let base = bases.descriptor(list.roots[Int(list.directories[Int(directory)].root)].base)
       if let folder = try? FileDescriptor.open(
-        relative.isEmpty ? "." : relative, in: base, flags: O_RDONLY | O_DIRECTORY,
+        relative.isEmpty ? "." : relative, in: base, flags: .folder,
         symlinks: symlinks)
       {
         for (_, name) in found[index..<end]

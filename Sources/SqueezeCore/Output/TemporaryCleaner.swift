@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 import Synchronization
 
@@ -25,7 +24,7 @@ final class TemporaryCleaner: Sendable {
     guard
       let folder = try? FileDescriptor.open(
         location.directory.isEmpty ? "." : location.directory, in: location.base,
-        flags: O_RDONLY | O_DIRECTORY, symlinks: location.symlinks.forFolders),
+        flags: .folder, symlinks: location.symlinks.forFolders),
       let status = try? folder.status()
     else { return }
     let first = cleaned.withLock { $0.insert(FileIdentity(status)).inserted }
@@ -42,7 +41,7 @@ final class TemporaryCleaner: Sendable {
   /// - Returns: true when it was removed.
   static func removeIfStale(_ name: RawPath, in folder: Int32, namer: TemporaryNamer) -> Bool {
     guard isStale(name, in: folder, namer: namer) else { return false }
-    return name.withCString { unlinkat(folder, $0, 0) } == 0
+    return (try? RelativeLocation(base: folder, directory: "", name: name).removeEntry()) != nil
   }
 
   /// True when `name` in `folder` is a regular file whose writer is gone

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// An output being written: a temporary file in the output's folder, created exclusively
@@ -21,10 +20,10 @@ final class TemporaryOutput {
   private(set) var bytesWritten: Int64 = 0
   private var handedOver = false
   /// The bits the temporary was created with.
-  private var createdPermissions: mode_t
+  private var createdPermissions: UInt32
 
   /// Who new files belong to: this process's effective user and group (read once).
-  static let owner = (user: geteuid(), group: getegid())
+  static let owner = (user: ProcessControl.effectiveUserID, group: ProcessControl.effectiveGroupID)
 
   /// Creates the temporary beside `target`, creating missing folders of a mirror with
   /// `folderPermissions`.
@@ -35,19 +34,19 @@ final class TemporaryOutput {
   /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
   init(
     target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
-    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
+    folderPermissions: UInt16, permissions: UInt32 = CreationPermissions.ownerOnly
   ) throws(FileFailure) {
     self.target = target
     self.display = display
     self.replacesExisting = replacesExisting
     temporary = target.sibling(named: namer.next())
     createdPermissions = permissions
-    let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY
+    let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noControllingTerminal]
     do {
       do throws(SystemError) {
         descriptor = try temporary.open(flags: flags, permissions: permissions).release()
-      } catch  where error.code == ENOENT && !temporary.directory.isEmpty {
-        try temporary.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
+      } catch  where error == .noSuchFile && !temporary.directory.isEmpty {
+        try temporary.createDirectories(permissions: UInt32(folderPermissions & 0o777) | 0o700)
         createdPermissions = CreationPermissions.ownerOnly
         descriptor = try temporary.open(flags: flags, permissions: createdPermissions).release()
       }
@@ -57,7 +56,7 @@ final class TemporaryOutput {
   }
 
   deinit {
-    if descriptor >= 0 { close(descriptor) }
+    if descriptor >= 0 { Descriptor.close(descriptor) }
     if !handedOver { try? temporary.remove() }
   }
 
@@ -68,8 +67,11 @@ final class TemporaryOutput {
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
   func rewind() throws(FileFailure) {
-    guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
-      throw .cannotWriteOutput(display.path, SystemError.current)
+    do throws(SystemError) {
+      try Descriptor.truncate(descriptor, to: 0)
+      try Descriptor.seek(descriptor, to: 0)
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
     }
     bytesWritten = 0
   }
@@ -109,29 +111,29 @@ final class TemporaryOutput {
   ) throws(FileFailure) -> Publisher.Request {
     // A new file is ours already: change the owner only when the source's differs.
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
-      _ = fchown(descriptor, status.userID, status.groupID)
+      try? Descriptor.setOwner(descriptor, user: status.userID, group: status.groupID)
     }
-    let permissions = mode_t(status.permissions & 0o1777)
-    if permissions != createdPermissions { _ = fchmod(descriptor, permissions) }
-    var times = (status.accessTime.timespec, modificationTime.timespec)
-    _ = withUnsafePointer(to: &times) {
-      $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
-    }
+    let permissions = UInt32(status.permissions & 0o1777)
+    if permissions != createdPermissions { try? Descriptor.setPermissions(descriptor, permissions) }
+    try? Descriptor.setTimes(descriptor, access: status.accessTime, modification: modificationTime)
     let device: UInt64
     if let knownDevice {
       device = knownDevice
     } else {
-      var raw = stat()
-      guard fstat(descriptor, &raw) == 0 else {
-        throw .cannotWriteOutput(display.path, SystemError.current)
+      do throws(SystemError) {
+        device = try Descriptor.status(descriptor).device
+      } catch {
+        throw .cannotWriteOutput(display.path, error)
       }
-      device = UInt64(raw.st_dev)
     }
     publisher.registerFileSystem(device, using: descriptor)
     let closing = descriptor
     descriptor = -1
-    if close(closing) != 0 && errno != EINTR {
-      throw .cannotWriteOutput(display.path, SystemError.current)
+    do throws(SystemError) {
+      // A write that failed on the way may only be reported here.
+      try FileDescriptor(owning: closing).close()
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
     }
     handedOver = true
     return Publisher.Request(

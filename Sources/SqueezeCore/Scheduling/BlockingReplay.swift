@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// `--isolation blocking`: the session's third problem, thread-pool exhaustion, replayed on
@@ -24,10 +23,10 @@ enum BlockingReplay {
       base: context.bases.descriptor(context.list.root(of: file).base),
       directory: context.list.relativePath(ofDirectory: file.directory),
       name: context.list.name(of: file), symlinks: context.settings.sourceSymlinks)
-    guard let source = try? location.open(flags: O_RDONLY | O_NOCTTY | O_NONBLOCK) else {
+    guard let source = try? location.open(flags: .source) else {
       return
     }
-    _ = posix_fadvise(source.rawValue, 0, 0, POSIX_FADV_DONTNEED)
+    Descriptor.dropCachedPages(source.rawValue)
   }
 
   /// Publishes `request` on the calling thread: `fsync` of the temporary, the rename, and
@@ -44,7 +43,7 @@ enum BlockingReplay {
       return .cancelled
     }
     do throws(SystemError) {
-      let file = try request.temporary.open(flags: O_RDONLY)
+      let file = try request.temporary.open(flags: .readOnly)
       try file.sync()
     } catch {
       try? request.temporary.remove()
@@ -61,7 +60,7 @@ enum BlockingReplay {
       let final = request.final
       let folder = try FileDescriptor.open(
         final.directory.isEmpty ? "." : final.directory, in: final.base,
-        flags: O_RDONLY | O_DIRECTORY, symlinks: final.symlinks.forFolders)
+        flags: .folder, symlinks: final.symlinks.forFolders)
       try folder.sync()
     } catch {
       return .failed(step: .syncFolder, error)

@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeSystem
 import SqueezeTaskLog
@@ -445,7 +444,7 @@ actor ParallelCompressor {
       return .done(
         bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
         removal: removal, held: ready.held)
-    case .failed(.rename, let error) where error.code == EEXIST:
+    case .failed(.rename, let error) where error == .fileExists:
       // Another run (cron overlap) published this output first.
       if let recheck = ready.recheck, recheck.isUpToDate() {
         return .upToDate(bytes: ready.bytesIn)

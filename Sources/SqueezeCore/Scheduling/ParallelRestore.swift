@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -38,7 +37,7 @@ extension ParallelCompressor {
     } catch {
       return (.failure(error), task)
     }
-    defer { close(source.descriptor) }
+    defer { Descriptor.close(source.descriptor) }
     let sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void = { chunk throws(FileFailure) in
       try opened?.output.write(chunk)
     }
@@ -193,8 +192,10 @@ extension ParallelCompressor {
       case .failure(let error): throw .engine(error)
       case nil: throw .interrupted
       }
-      guard lseek(descriptor, off_t(resumeAt.offset), SEEK_SET) >= 0 else {
-        throw .cannotRead(SystemError.current)
+      do throws(SystemError) {
+        try Descriptor.seek(descriptor, to: resumeAt.offset)
+      } catch {
+        throw .cannotRead(error)
       }
       try GzipFileReader.decode(
         descriptor, with: &decoder, workspace: workspace, stop: stop,

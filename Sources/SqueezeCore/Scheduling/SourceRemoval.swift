@@ -1,4 +1,3 @@
-import Glibc
 import SqueezeSystem
 
 /// Removing a source once its output is durable (`--rm`, spec §4): the output is on disk under
@@ -25,7 +24,7 @@ enum SourceRemoval {
     let now: FileStatus
     do {
       now = try removal.source.status()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .alreadyGone
     } catch {
       return .failed(error)
@@ -38,7 +37,7 @@ enum SourceRemoval {
     do {
       try removal.source.remove()
       return .removed
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .alreadyGone
     } catch {
       return .failed(error)
