@@ -1,7 +1,8 @@
 import Foundation
 import SqueezeEngines
 
-/// `--json`: one JSON object on stdout at the end of a run (schema in README.md, "--json").
+/// `--json`: one JSON object on stdout at the end of a run (its schema: the user's guide,
+/// `UsersGuide.md` in `SqueezeCore.docc`, "The --json summary").
 struct JSONSummary {
   /// The version of the objects squeeze prints with `--json` (`"schema"` in each; an object
   /// without one is version 1, from before `ratio` meant compressed ÷ uncompressed in every
