@@ -42,7 +42,7 @@ struct MirrorEntries {
   func writeLinks(
     _ plan: MirrorPlan, results: inout RunResults, report: inout Report
   ) -> [HeldReplacement] {
-    var replacing: [(temporary: RelativeLocation, final: RelativeLocation, source: RawPath)] = []
+    var replacing: [(temporary: TemporaryEntry, final: RelativeLocation, source: RawPath)] = []
     var held: [HeldReplacement] = []
     for planned in plan.links {
       let link = list.links[planned.link]
@@ -95,41 +95,42 @@ struct MirrorEntries {
     if squeeze_syncfs(base) != 0 {
       let error = SystemError.current
       for entry in replacing {
-        try? entry.temporary.removeEntry()
+        try? entry.temporary.remove()
         report.fail(
           entry.source,
           .cannotPublish(settings.plan.mirrorDisplay(entry.final.relativePath), .sync, error),
           results: &results)
       }
-      for entry in held { try? entry.temporary.removeEntry() }
+      for entry in held { try? entry.temporary.remove() }
       return []
     }
     for entry in replacing {
       let display = settings.plan.mirrorDisplay(entry.final.relativePath)
       do throws(SystemError) {
-        try entry.temporary.rename(to: entry.final, .replace)
+        try entry.temporary.rename(to: entry.final.name, .replace)
         results.linksWritten += 1
         if verbose {
           report.lines.append("\(entry.source.displayString): link → \(display.displayString)")
         }
       } catch {
-        try? entry.temporary.removeEntry()
+        try? entry.temporary.remove()
         report.fail(entry.source, .cannotPublish(display, .rename, error), results: &results)
       }
     }
     return held
   }
 
-  /// A link like `link` under a temporary name beside `location`, with its metadata.
+  /// A link like `link` under a temporary name beside `location` (in its folder, opened
+  /// once: ``TemporaryEntry``), with its metadata.
   private func temporaryLink(
     _ link: FileList.Link, beside location: RelativeLocation
-  ) throws(SystemError) -> RelativeLocation {
-    let temporary = location.sibling(named: namer.next())
-    try temporary.makeSymbolicLink(to: list.target(of: link))
+  ) throws(SystemError) -> TemporaryEntry {
+    let temporary = try TemporaryEntry.symbolicLink(
+      to: list.target(of: link), in: FolderHandle.folder(of: location), namer: namer)
     do throws(SystemError) {
-      try giveMetadata(of: link, to: temporary)
+      try giveMetadata(of: link, to: temporary.location)
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       throw error
     }
     return temporary
@@ -223,12 +224,12 @@ struct MirrorEntries {
   private func replace(_ target: RelativeLocation, withLinkOf leader: RelativeLocation)
     throws(SystemError)
   {
-    let temporary = target.sibling(named: namer.next())
-    try leader.hardLink(at: temporary)
+    let temporary = try TemporaryEntry.hardLink(
+      of: leader, in: FolderHandle.folder(of: target), namer: namer)
     do throws(SystemError) {
-      try temporary.rename(to: target, .replace)
+      try temporary.rename(to: target.name, .replace)
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       throw error
     }
   }
