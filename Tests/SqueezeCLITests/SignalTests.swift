@@ -26,7 +26,7 @@ import Testing
     #expect(result.status == status)
     #expect(result.stderrText.contains("interrupted"), "the partial summary: \(result.stderrText)")
     let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
-    #expect(everything.filter { $0.contains(".squeeze-") }.isEmpty, "no temporaries left")
+    #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "no temporaries left")
     for output in everything.filter({ $0.hasSuffix(".gz") }) {
       #expect(try SystemGzip.accepts(folder.url(output)), "\(output) is whole")
     }

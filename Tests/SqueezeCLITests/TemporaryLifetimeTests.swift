@@ -61,10 +61,9 @@ final class FolderSwapper: Sendable {
 // Serialized: each test keeps both cores busy with squeeze and a swapping thread; side by
 // side they would only slow each other down.
 @Suite(.serialized) struct TemporaryLifetimeTests {
-  /// Every entry below `path` whose name starts like a squeeze temporary.
+  /// Every squeeze temporary below `path`.
   static func temporaries(under path: String) -> [String] {
-    let all = (try? FileManager.default.subpathsOfDirectory(atPath: path)) ?? []
-    return all.filter { ($0 as NSString).lastPathComponent.hasPrefix(".squeeze-") }
+    TemporaryFolder.squeezeTemporaries(under: path)
   }
 
   /// How a run writes into the swapped folder.
