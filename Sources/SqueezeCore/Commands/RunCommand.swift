@@ -243,6 +243,7 @@ struct RunCommand {
     var deletions: MirrorDeletion.Report? = nil
     if let mirror, let folders = plan.mirror {
       deletions = mirror.deletion(of: folders, dryRun: true, walkErrors: setup.walkErrors)
+      setup.stderr.write((deletions?.warnings ?? []).map { $0 + "\n" }.joined())
     }
     let dryRun = DryRun(settings: setup.settings, list: discovery.files, bases: setup.bases)
     let (steps, counts) = dryRun.steps(

@@ -45,7 +45,13 @@ struct MirrorFolders {
         continue
       }
       do {
-        created[index] = try make(location(index, in: plan), parentIsNew: created[folder.parent])
+        let place = location(index, in: plan)
+        created[index] = try make(place, parentIsNew: created[folder.parent])
+        if plan.isMirrored[index], let identity = try? EntryIdentity.of(place),
+          identity.kind == .folder
+        {
+          plan.made[folder.path] = identity
+        }
       } catch {
         plan.usable[index] = false
         failures.append(
