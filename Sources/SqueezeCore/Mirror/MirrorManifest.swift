@@ -290,8 +290,9 @@ struct MirrorManifest: Equatable, Sendable {
     return kept
   }
 
-  /// Writes the manifest into the mirror open as `mirror`: a temporary written, synced and
-  /// renamed over the old manifest, then the folder synced.
+  /// Writes the manifest into the mirror open as `mirror`: a temporary written, the file
+  /// system committed (`syncfs`, which also puts on disk every entry the manifest lists),
+  /// the temporary renamed over the old manifest, and the file system committed again.
   ///
   /// - Throws: ``ManifestError/cannotWrite(_:_:)`` naming the step that failed (the
   ///   temporary is removed then).
@@ -308,14 +309,14 @@ struct MirrorManifest: Equatable, Sendable {
     var step = "write"
     do throws(SystemError) {
       try descriptor.writeAll(encoded())
-      step = "sync"
-      try descriptor.sync()
       step = "close"
       try descriptor.close()
+      step = "sync"
+      _ = try retryingOnInterrupt { squeeze_syncfs(mirror) }
       step = "rename into place"
       try temporary.rename(to: Self.name, .replace)
       step = "sync the folder of"
-      _ = try retryingOnInterrupt { fsync(mirror) }
+      _ = try retryingOnInterrupt { squeeze_syncfs(mirror) }
     } catch {
       try? temporary.remove()
       throw .cannotWrite(step, error)

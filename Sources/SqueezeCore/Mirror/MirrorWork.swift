@@ -12,7 +12,7 @@ import Glibc
 /// 4. entries a folder was in the way of take its place, if it is empty now;
 /// 5. compressing, the folders, links and further hard-link names made or found in place
 ///    recorded in the mirror's manifest (``MirrorManifest``), which step 3 reads, once
-///    they are on disk (one more `syncfs`, when the manifest changes);
+///    they are on disk (two more `syncfs`, only when the manifest changes);
 /// 6. every folder given its source's metadata, deepest first; a last `syncfs`.
 struct MirrorWork {
   /// The run's listing.
@@ -62,8 +62,8 @@ struct MirrorWork {
   var manifestDisplay: RawPath { settings.plan.mirrorDisplay(MirrorManifest.name) }
 
   /// Records in the mirror's manifest the entries this run made or found in their place
-  /// (`made`), with the entries listed before that still are what was recorded; writes it
-  /// only when that changed. A manifest that cannot be read, or a file squeeze did not
+  /// (`made`), with the other entries listed before that still are what was recorded;
+  /// writes it only when that changed. A manifest that cannot be read, or a file squeeze did not
   /// write by that name, is never replaced; a damaged one is replaced whole.
   ///
   /// - Returns: the failure when the manifest cannot be read or written.
@@ -77,13 +77,15 @@ struct MirrorWork {
       return DiscoveryFailure(
         path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
     }
-    var merged = current ?? MirrorManifest()
-    merged.entries.merge(made) { _, new in new }
-    let kept = merged.stillThere(in: base)
+    // What this run made or found is recorded as it saw it (an entry replaced since has
+    // another identity, so its record never matches it); only older entries are looked at
+    // again, and dropped once they are gone or replaced.
+    let older = (current?.entries ?? [:]).filter { made[$0.key] == nil }
+    var kept = MirrorManifest(entries: older).stillThere(in: base)
+    kept.entries.merge(made) { _, new in new }
     if kept == current || (reading == .absent && kept.entries.isEmpty) { return nil }
-    // Only what is on disk is recorded as squeeze's. A killed run's manifest temporary is
-    // cleaned here, as outputs' folders are.
-    _ = squeeze_syncfs(base)
+    // A killed run's manifest temporary is cleaned here, as outputs' folders are. Writing
+    // commits the file system before the rename: only what is on disk is recorded.
     TemporaryCleaner(namer: namer).cleanOnce(
       folderOf: RelativeLocation(base: base, directory: "", name: MirrorManifest.name))
     do {
