@@ -183,7 +183,10 @@ extension CommandDocumentation {
         ("0", "Every selected file was done or is up to date (skips are not failures)."),
         ("1", "At least one file failed or a path does not exist; the rest were done."),
         ("64", "Usage error."),
-        ("130, 143, 129", "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed)."),
+        (
+          "130, 143, 129",
+          "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed; a second signal skips the summary).",
+        ),
       ],
       examples: [
         ("Compress a folder beside its files, with a progress bar:", "squeeze ./photos"),

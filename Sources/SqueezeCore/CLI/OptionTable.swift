@@ -127,7 +127,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: nil, long: "delete",
       help:
-        "With --output: remove outputs, links and folders squeeze mirrored whose source is gone, once the new outputs are on disk; never foreign files, nothing after a walk error.",
+        "With --output: remove what squeeze made in the mirror whose source is gone (outputs, known by their header; links and folders, listed in its .squeeze-manifest), once the new outputs are on disk; nothing anyone else put there, nothing after a walk error.",
       apply: { options, _, _ in options.deletes = true }),
     OptionDefinition(
       group: .output, short: nil, long: "dry-run",

@@ -39,8 +39,8 @@ struct DiscoveryOptions: Sendable {
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
   var mirrorsTree = false
-  /// Leave out the archive marker (``ArchiveMarker``) at an argument's top: restores ignore
-  /// it.
+  /// Leave out the archive marker (``ArchiveMarker``) and the mirror's manifest
+  /// (``MirrorManifest``) at an argument's top: restores ignore them.
   var skipsArchiveMarker = false
   /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
   /// after another. Links are never followed on several threads: which of two ways to the

@@ -4,10 +4,12 @@ import Glibc
 /// with mode 0600 or with the output's own final bits (``CreationPermissions``: nobody reads
 /// a partial output who could not read the finished one), written, given its metadata,
 /// closed, and handed over as a ``Publisher/Request``. Dropped unfinished (any failure), it removes
-/// the temporary: no partial output is ever left under any name.
+/// the temporary: no partial output is ever left under any name. The temporary is made,
+/// renamed and removed through its folder's descriptor (``TemporaryEntry``), so it is removed
+/// even when that folder is moved while the output is written.
 final class TemporaryOutput {
-  /// The temporary's location.
-  let temporary: RelativeLocation
+  /// The temporary, in the output's folder.
+  let temporary: TemporaryEntry
   /// The final location.
   let target: RelativeLocation
   /// The final path, for messages.
@@ -25,8 +27,8 @@ final class TemporaryOutput {
   /// Who new files belong to: this process's effective user and group (read once).
   static let owner = (user: geteuid(), group: getegid())
 
-  /// Creates the temporary beside `target`, creating missing folders of a mirror with
-  /// `folderPermissions`.
+  /// Creates the temporary beside `target` (in its folder, opened through `folders`),
+  /// creating missing folders of a mirror with `folderPermissions`.
   ///
   /// - Parameter permissions: the bits to create it with: `0600`, or the output's final bits
   ///   when `open(2)` is known to give exactly those (``CreationPermissions``); `finish`
@@ -34,25 +36,28 @@ final class TemporaryOutput {
   /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
   init(
     target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
-    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
+    folders: FolderHandleCache, folderPermissions: UInt16,
+    permissions: mode_t = CreationPermissions.ownerOnly
   ) throws(FileFailure) {
     self.target = target
     self.display = display
     self.replacesExisting = replacesExisting
-    temporary = target.sibling(named: namer.next())
-    createdPermissions = permissions
-    let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY
+    var created = permissions
     do {
+      let folder: FolderHandle
       do throws(SystemError) {
-        descriptor = try temporary.open(flags: flags, permissions: permissions).release()
-      } catch  where error.code == ENOENT && !temporary.directory.isEmpty {
-        try temporary.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
-        createdPermissions = CreationPermissions.ownerOnly
-        descriptor = try temporary.open(flags: flags, permissions: createdPermissions).release()
+        folder = try folders.folder(of: target)
+      } catch  where error.code == ENOENT && !target.directory.isEmpty {
+        try target.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
+        created = CreationPermissions.ownerOnly
+        folder = try folders.folder(of: target)
       }
+      (temporary, descriptor) = try TemporaryEntry.file(
+        in: folder, namer: namer, permissions: created)
     } catch {
       throw .cannotCreateOutput(display.path, error)
     }
+    createdPermissions = created
   }
 
   deinit {
