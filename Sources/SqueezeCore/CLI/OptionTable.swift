@@ -160,14 +160,11 @@ enum OptionTable {
       }),
     OptionDefinition(
       group: .selection, short: nil, long: "older-than", valueLabel: "duration",
-      help: "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d).",
+      help:
+        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; 1ns to 1000000d).",
       apply: { options, value, spelling throws(UsageError) in
-        guard let seconds = ValueParsers.duration(value) else {
-          throw .invalidValue(
-            value, option: spelling,
-            reason: "expected a positive duration with a unit, such as 90s, 30m, 12h or 7d")
-        }
-        options.olderThan = seconds
+        options.olderThan = try ValueParsers.durationValue(
+          value, option: spelling, in: olderThanRange, examples: "90s, 30m, 12h or 7d")
       }),
     OptionDefinition(
       group: .selection, short: "r", long: "recursive",
@@ -187,8 +184,8 @@ enum OptionTable {
         "Only take the files whose path below the argument hashes (FNV-1a 64) to shard k of n, so n hosts or array jobs share a folder.",
       apply: { options, value, spelling throws(UsageError) in
         let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
-          (1...count).contains(index)
+        guard parts.count == 2, let index = ValueParsers.wholeNumber(parts[0]),
+          let count = ValueParsers.wholeNumber(parts[1]), count >= 1, (1...count).contains(index)
         else {
           throw .invalidValue(
             value, option: spelling, reason: "expected k/n with 1 <= k <= n, such as 2/3")
@@ -204,7 +201,7 @@ enum OptionTable {
   static func applyLevel(_ digits: String, to options: inout Options, spelling: String)
     throws(UsageError)
   {
-    guard let number = Int(digits), number >= 0 else {
+    guard let number = ValueParsers.wholeNumber(digits), number >= 0 else {
       throw .invalidValue(digits, option: spelling, reason: "expected a level from 1 to 12")
     }
     guard let level = CompressionLevel(number) else { throw .invalidLevel(number) }
@@ -283,12 +280,9 @@ enum OptionTable {
           "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes); with --rsyncable, chunks of <size>/4 to 2x<size>, 0.75x<size> on average.",
         defaultValue: "the engine's: 1M for fast, 128K for zlib",
         apply: { options, value, spelling throws(UsageError) in
-          guard let size = ValueParsers.size(value), size >= ChunkLayout.minimumChunkSize,
-            size <= ChunkLayout.maximumChunkSize
-          else {
-            throw .invalidValue(value, option: spelling, reason: "expected a size from 32K to 64M")
-          }
-          options.blockSize = size
+          options.blockSize = try ValueParsers.sizeValue(
+            value, option: spelling, in: ChunkLayout.minimumChunkSize...ChunkLayout.maximumChunkSize
+          )
         }),
       OptionDefinition(
         group: .compression, short: nil, long: "rsyncable",
@@ -345,11 +339,8 @@ enum OptionTable {
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
       help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
-        guard let seconds = ValueParsers.duration(value), seconds >= 0.0001, seconds <= 60 else {
-          throw .invalidValue(
-            value, option: spelling, reason: "expected a duration from 100us to 60s, such as 5ms")
-        }
-        options.sampleInterval = seconds
+        options.sampleInterval = try ValueParsers.durationValue(
+          value, option: spelling, in: sampleIntervalRange, examples: "5ms")
       }),
   ]
 
@@ -379,15 +370,26 @@ enum OptionTable {
       apply: { options, _, _ in options.request = .help }),
   ]
 
-  /// `-j`/`-p`'s value: a whole number from 1 to 4096.
+  /// `-j`/`-p`'s value: a whole number in ``jobsRange``.
   ///
   /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` for anything else.
   private static func parseJobs(_ value: String, spelling: String) throws(UsageError) -> Int {
-    guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
-      throw .invalidValue(value, option: spelling, reason: "expected a whole number from 1 to 4096")
-    }
-    return jobs
+    try ValueParsers.wholeNumberValue(value, option: spelling, in: jobsRange)
   }
+
+  /// What `--jobs` accepts: 1 to 4096 workers (more than any machine squeeze runs on has
+  /// cores, few enough that the per-worker buffers stay allocatable).
+  static let jobsRange = 1...4096
+
+  /// What `--older-than` accepts, in seconds: 1 ns to 1,000,000 days (about 2,700 years).
+  /// The cutoff is the current time less this, in whole seconds and nanoseconds: the bound
+  /// keeps that subtraction, and the `Double` it starts from, far inside what an `Int64` of
+  /// seconds holds, and no file of any use is older.
+  static let olderThanRange: ClosedRange<Double> = 1e-9...(1_000_000 * 86400)
+
+  /// What `--sample-interval` accepts, in seconds: 100 µs (finer samples cost more than
+  /// they show) to 60 s (coarser ones show nothing of a run).
+  static let sampleIntervalRange: ClosedRange<Double> = 0.0001...60
 
   /// The option with long name `name`.
   static func long(_ name: String) -> OptionDefinition? {
