@@ -120,7 +120,7 @@ struct FileList: Sendable {
   init() {}
 
   /// Total size of all files in bytes.
-  var totalBytes: Int64 { files.reduce(0) { $0 + $1.size } }
+  var totalBytes: Int64 { files.reduce(0) { $0.addingSaturated($1.size) } }
 
   /// Adds a name to the arena.
   mutating func store(_ name: RawPath) -> (offset: UInt32, length: UInt16) {
