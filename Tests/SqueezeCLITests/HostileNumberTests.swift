@@ -134,6 +134,102 @@ import Testing
     #expect(TemporaryFolder.files(in: mirror.path).isEmpty, "the temporary is removed")
   }
 
+  /// Modification (and access) times at the ends of what tmpfs holds, in nanoseconds since
+  /// the epoch, by file name.
+  static let extremeTimes: [(name: String, nanoseconds: Int128)] = [
+    ("latest", Int128(Int64.max) * 1_000_000_000),
+    ("earliest", Int128(Int64.min) * 1_000_000_000),
+    ("just-before-1970", -1),
+    ("past-gzip-mtime", Int128(1) << 32 * 1_000_000_000),
+    ("last-gzip-mtime", Int128(UInt32.max) * 1_000_000_000 + 999_999_999),
+    ("epoch", 0),
+  ]
+
+  /// Sets both times of `path` (`utimensat(2)`, nanoseconds since the epoch).
+  static func setTimes(_ path: String, nanoseconds: Int128) throws {
+    let (seconds, fraction) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+    // Toward negative infinity: -1 ns is second -1 plus 999,999,999 ns.
+    let spec =
+      fraction < 0
+      ? timespec(tv_sec: Int(seconds) - 1, tv_nsec: Int(fraction) + 1_000_000_000)
+      : timespec(tv_sec: Int(seconds), tv_nsec: Int(fraction))
+    let times = [spec, spec]
+    try #require(utimensat(AT_FDCWD, path, times, 0) == 0, "utimensat \(path): errno \(errno)")
+  }
+
+  /// The modification time of `path` in nanoseconds since the epoch.
+  static func modificationTime(_ path: String) throws -> Int128 {
+    var info = stat()
+    try #require(stat(path, &info) == 0, "stat \(path): errno \(errno)")
+    return Int128(info.st_mtim.tv_sec) * 1_000_000_000 + Int128(info.st_mtim.tv_nsec)
+  }
+
+  /// Files whose times are at the ends of an `Int64` of seconds, and a nanosecond before
+  /// 1970, are compressed, listed, selected by age and restored with their exact times.
+  @Test(.enabled(if: tmpfs != nil, "needs a tmpfs at /dev/shm, which keeps any Int64 time"))
+  func filesWithExtremeTimesRoundTripWithTheirTimes() throws {
+    let folder = TemporaryFolder("times", base: Self.tmpfs)
+    var kept: [String: Int128] = [:]
+    for (name, nanoseconds) in Self.extremeTimes {
+      let path = try folder.write("in/\(name)", text: "\(name)\n")
+      try Self.setTimes(path, nanoseconds: nanoseconds)
+      // tmpfs drops the nanoseconds of its latest time: compare with what it kept.
+      kept[name] = try Self.modificationTime(path)
+    }
+    let compressed = try SqueezeBinary.run([folder.url("in")])
+    #expect(compressed.signal == nil && compressed.status == 0, "\(compressed.stderrText)")
+    for (name, _) in Self.extremeTimes {
+      let output = folder.url("in/\(name).gz")
+      #expect(try SystemGzip.decompress(output) == Array("\(name)\n".utf8))
+      #expect(try Self.modificationTime(output) == kept[name], "\(name).gz keeps the time")
+    }
+    for list in [["-l"], ["-l", "-N"], ["-l", "--json"], ["-t"]] {
+      let listed = try SqueezeBinary.run(list + [folder.url("in")])
+      #expect(listed.signal == nil && listed.status == 0, "\(list): \(listed.stderrText)")
+    }
+    for restore in [["-d"], ["-d", "-N"]] {
+      let back = folder.url("back\(restore.count)")
+      let restored = try SqueezeBinary.run(restore + ["-o", back, folder.url("in/")])
+      #expect(restored.signal == nil && restored.status == 0, "\(restore): \(restored.stderrText)")
+      for (name, _) in Self.extremeTimes {
+        let path = back + "/" + name
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == Array("\(name)\n".utf8))
+        // With -N the header's MTIME (whole seconds, 1970 to 2106) wins where it has one.
+        let expected =
+          restore.contains("-N") && name == "last-gzip-mtime"
+          ? Int128(UInt32.max) * 1_000_000_000 : kept[name]
+        #expect(try Self.modificationTime(path) == expected, "\(restore) \(name)")
+      }
+    }
+    // Only the file of 292 billion years ago is older than a million days.
+    let old = TemporaryFolder("times-old", base: Self.tmpfs)
+    for (name, nanoseconds) in Self.extremeTimes {
+      try Self.setTimes(try old.write(name, text: name), nanoseconds: nanoseconds)
+    }
+    let selected = try SqueezeBinary.run(["--older-than", "1000000d", old.path])
+    #expect(selected.signal == nil && selected.status == 0, "\(selected.stderrText)")
+    #expect(TemporaryFolder.files(in: old.path).filter { $0.hasSuffix(".gz") } == ["earliest.gz"])
+  }
+
+  /// A temporary another host left (its writer cannot be checked) is removed once it is a
+  /// day old: with its time at the start of an Int64 of seconds it is, and with its time at
+  /// the end it is not yet.
+  @Test(.enabled(if: tmpfs != nil, "needs a tmpfs at /dev/shm, which keeps any Int64 time"))
+  func foreignTemporariesWithExtremeTimesAreJudgedByAge() throws {
+    let folder = TemporaryFolder("stale", base: Self.tmpfs)
+    try folder.write("in/a.txt", text: "alpha")
+    let abandoned = try folder.write("in/.squeeze-0-0-0-1-1-1.tmp", text: "x")
+    try Self.setTimes(abandoned, nanoseconds: Int128(Int64.min) * 1_000_000_000)
+    let future = try folder.write("in/.squeeze-0-0-0-1-1-2.tmp", text: "x")
+    try Self.setTimes(future, nanoseconds: Int128(Int64.max) * 1_000_000_000)
+    let result = try SqueezeBinary.run([folder.url("in")])
+    #expect(result.signal == nil, "ended by signal \(result.signal ?? 0)")
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: abandoned), "a day old and more: removed")
+    #expect(FileManager.default.fileExists(atPath: future), "written later than now: kept")
+    #expect(try SystemGzip.decompress(folder.url("in/a.txt.gz")) == Array("alpha".utf8))
+  }
+
   /// True when a squeeze temporary of at least one byte is in `folder`.
   static func hasGrownTemporary(_ folder: String) -> Bool {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []

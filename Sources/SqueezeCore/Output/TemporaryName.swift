@@ -134,7 +134,7 @@ struct TemporaryNamer: Sendable {
     switch owner(of: name) {
     case .live: false
     case .stale: true
-    case .unknown: now.seconds - modified.seconds > TemporaryNamer.abandonedAfter
+    case .unknown: now.seconds(since: modified) > TemporaryNamer.abandonedAfter
     }
   }
 }
