@@ -67,6 +67,64 @@ import Testing
   }
 }
 
+/// gzip headers and trailers whose numbers are at the ends of their fields (RFC 1952 §2.3:
+/// MTIME and ISIZE are 32 bits, XLEN 16), through every mode that reads them.
+@Suite struct HostileGzipNumberTests {
+  /// Writes the members of the test into `folder` with Python's zlib (an independent
+  /// writer): each named for what is extreme in it.
+  static func writeMembers(in folder: String) throws {
+    let script = """
+      import struct, sys, zlib
+      def member(data, mtime=0, isize=None, flags=0, extra=b'', name=None):
+          deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+          body = deflate.compress(data) + deflate.flush()
+          header = b'\\x1f\\x8b\\x08' + bytes([flags]) + struct.pack('<I', mtime) + b'\\x00\\x03'
+          if flags & 4: header += struct.pack('<H', len(extra)) + extra
+          if flags & 8: header += name + b'\\x00'
+          size = len(data) & 0xffffffff if isize is None else isize
+          return header + body + struct.pack('<II', zlib.crc32(data), size)
+      def write(name, data): open(sys.argv[1] + '/' + name, 'wb').write(data)
+      write('last-mtime.gz', member(b'last\\n', mtime=0xffffffff, flags=8, name=b'named'))
+      write('sign-bit-mtime.gz', member(b'sign\\n', mtime=0x80000000))
+      write('largest-isize.gz', member(b'six b\\n', isize=0xffffffff))
+      write('largest-xlen.gz', member(b'extra\\n', flags=4, extra=b'\\xff' * 0xffff))
+      write('many-members.gz', member(b'a') + member(b'') * 5000 + member(b'b', mtime=0xffffffff))
+      """
+    let result = try Shell.run("/usr/bin/python3", ["-c", script, folder])
+    try #require(result.status == 0, "\(result.stderrText)")
+  }
+
+  @Test(arguments: [["-t"], ["-l"], ["-l", "-N"], ["-l", "--json"], ["-d"], ["-d", "-N"]])
+  func extremeHeaderAndTrailerNumbersAreReadOrRefusedNeverATrap(mode: [String]) throws {
+    let folder = TemporaryFolder("gzip-numbers")
+    try folder.makeFolder("in")
+    try Self.writeMembers(in: folder.url("in"))
+    let arguments =
+      mode.contains("-d")
+      ? mode + ["-o", folder.url("out"), folder.url("in/")] : mode + [folder.url("in")]
+    let result = try SqueezeBinary.run(arguments)
+    #expect(result.signal == nil, "\(mode): ended by signal \(result.signal ?? 0)")
+    // The ISIZE that does not match is the one failure every mode reports.
+    #expect(result.status == 1, "\(mode): \(result.stderrText)")
+    #expect(
+      result.stderrText.contains(
+        "largest-isize.gz: length mismatch: ISIZE says 4294967295, data gives 6 (mod 2^32)"),
+      "\(mode): \(result.stderrText)")
+    if mode == ["-l"] {
+      #expect(result.stdoutText.contains("/many-members\n"), "\(result.stdoutText)")
+      #expect(result.stdoutText.contains("/last-mtime\n"))
+    }
+    if mode == ["-d", "-N"] {
+      // The header's name and MTIME, the last second a gzip header can name (2106).
+      var info = stat()
+      try #require(stat(folder.url("out/named"), &info) == 0, "\(result.stderrText)")
+      #expect(info.st_mtim.tv_sec == Int(UInt32.max))
+      #expect(try folder.read("out/named") == Array("last\n".utf8))
+      #expect(try folder.read("out/many-members") == Array("ab".utf8))
+    }
+  }
+}
+
 /// Sizes and times at the ends of an `Int64`, made for real on tmpfs, which keeps a sparse
 /// file of 2^63 - 1 bytes and any time an `Int64` of seconds holds.
 @Suite struct HostileFileSystemNumberTests {
