@@ -69,18 +69,19 @@ enum ValueParsers {
   /// The value of a duration option, in seconds, checked against `range`.
   ///
   /// - Parameters:
-  ///   - text: the value as typed.
+  ///   - value: the value as typed.
   ///   - spelling: the option as errors name it (`--older-than <duration>`).
   ///   - range: the durations accepted, in seconds.
   ///   - examples: typical values for the message (`90s, 30m, 12h or 7d`).
-  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `text` is
-  ///   not a duration or is outside `range`.
+  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `value`
+  ///   is not a duration or is outside `range`.
   static func durationValue(
-    _ text: String, option spelling: String, in range: ClosedRange<Double>, examples: String
+    _ value: OptionValue, option spelling: String, in range: ClosedRange<Double>,
+    examples: String
   ) throws(UsageError) -> Double {
-    guard let seconds = duration(text), range.contains(seconds) else {
+    guard let seconds = duration(value.text), range.contains(seconds) else {
       throw .invalidValue(
-        text, option: spelling,
+        value.shown, option: spelling,
         reason:
           "expected a duration from \(durationText(range.lowerBound)) to \(durationText(range.upperBound)), such as \(examples)"
       )
@@ -90,14 +91,14 @@ enum ValueParsers {
 
   /// The value of a size option, in bytes, checked against `range`.
   ///
-  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `text` is
-  ///   not a size or is outside `range`.
-  static func sizeValue(_ text: String, option spelling: String, in range: ClosedRange<Int>)
+  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `value`
+  ///   is not a size or is outside `range`.
+  static func sizeValue(_ value: OptionValue, option spelling: String, in range: ClosedRange<Int>)
     throws(UsageError) -> Int
   {
-    guard let bytes = size(text), range.contains(bytes) else {
+    guard let bytes = size(value.text), range.contains(bytes) else {
       throw .invalidValue(
-        text, option: spelling,
+        value.shown, option: spelling,
         reason:
           "expected a size from \(sizeText(range.lowerBound)) to \(sizeText(range.upperBound))"
       )
@@ -107,14 +108,14 @@ enum ValueParsers {
 
   /// The value of a whole-number option, checked against `range`.
   ///
-  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `text` is
-  ///   not a whole number or is outside `range`.
-  static func wholeNumberValue(_ text: String, option spelling: String, in range: ClosedRange<Int>)
-    throws(UsageError) -> Int
-  {
-    guard let number = wholeNumber(text), range.contains(number) else {
+  /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` naming the range when `value`
+  ///   is not a whole number or is outside `range`.
+  static func wholeNumberValue(
+    _ value: OptionValue, option spelling: String, in range: ClosedRange<Int>
+  ) throws(UsageError) -> Int {
+    guard let number = wholeNumber(value.text), range.contains(number) else {
       throw .invalidValue(
-        text, option: spelling,
+        value.shown, option: spelling,
         reason: "expected a whole number from \(range.lowerBound) to \(range.upperBound)")
     }
     return number
