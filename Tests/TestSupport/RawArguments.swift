@@ -8,8 +8,18 @@ extension Shell {
   /// An argument is a C string to the kernel (`execve(2)`): one holding a NUL byte reaches
   /// the program cut at it, as from any shell. Standard input is `/dev/null`.
   ///
+  /// - Parameter currentDirectory: the child's working folder (through `env -C`, which
+  ///   replaces itself with the program, so its status and signal are the program's).
   /// - Throws: ``SpawnFailure`` when the process cannot be started.
-  public static func run(_ executable: String, rawArguments: [[UInt8]]) throws -> Result {
+  public static func run(
+    _ executable: String, rawArguments: [[UInt8]], currentDirectory: String? = nil
+  ) throws -> Result {
+    if let currentDirectory {
+      return try run(
+        "/usr/bin/env",
+        rawArguments: [Array("-C".utf8), Array(currentDirectory.utf8), Array(executable.utf8)]
+          + rawArguments)
+    }
     var outputPipe: [Int32] = [-1, -1]
     var errorPipe: [Int32] = [-1, -1]
     guard pipe(&outputPipe) == 0 else { throw SpawnFailure(step: "pipe", code: errno) }
@@ -98,9 +108,11 @@ extension Shell {
 }
 
 extension SqueezeBinary {
-  /// Runs squeeze with `arguments` as bytes (see ``Shell/run(_:rawArguments:)``).
+  /// Runs squeeze with `arguments` as bytes (see ``Shell/run(_:rawArguments:currentDirectory:)``).
   @discardableResult
-  public static func run(rawArguments arguments: [[UInt8]]) throws -> Shell.Result {
-    try Shell.run(path, rawArguments: arguments)
+  public static func run(rawArguments arguments: [[UInt8]], currentDirectory: String? = nil)
+    throws -> Shell.Result
+  {
+    try Shell.run(path, rawArguments: arguments, currentDirectory: currentDirectory)
   }
 }
