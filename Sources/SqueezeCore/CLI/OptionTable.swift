@@ -303,7 +303,7 @@ enum OptionTable {
         apply: { options, _, _ in options.headerNameAndTime = true }),
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",
-        help: "How many files or chunks are worked on at once.",
+        help: "How many files or chunks are worked on at once (1 to 4096).",
         defaultValue: "the CPUs this process may use: affinity and cgroup CPU quota",
         apply: { options, value, spelling throws(UsageError) in
           options.jobs = try parseJobs(value, spelling: spelling)
@@ -378,7 +378,8 @@ enum OptionTable {
       apply: { options, value, _ in options.taskLog = value.path }),
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
-      help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
+      help: "Time between task-state samples, with a unit (5ms, 1s; 100us to 60s).",
+      defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
         options.sampleInterval = try ValueParsers.durationValue(
           value, option: spelling, in: sampleIntervalRange, examples: "5ms")
