@@ -419,8 +419,8 @@ enum OptionTable {
     try ValueParsers.wholeNumberValue(value, option: spelling, in: jobsRange)
   }
 
-  /// What `--jobs` accepts: 1 to 4096 workers (more than any machine squeeze runs on has
-  /// cores, few enough that the per-worker buffers stay allocatable).
+  /// What `--jobs` accepts: 1 to 4096 workers, more than any machine squeeze runs on has
+  /// cores. Memory grows with the width (a chunk's buffers per worker on a big file).
   static let jobsRange = 1...4096
 
   /// What `--older-than` accepts, in seconds: 1 ns to 1,000,000 days (about 2,700 years).
