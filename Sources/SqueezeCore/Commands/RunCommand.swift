@@ -290,11 +290,7 @@ struct RunCommand {
     selection.includes = options.includes.compactMap(Glob.init)
     selection.excludes = options.excludes.compactMap(Glob.init)
     if let olderThan = options.olderThan {
-      let now = Timestamp.now
-      let cutoff = now.secondsSinceEpoch - olderThan
-      let seconds = cutoff.rounded(.down)
-      selection.modifiedBefore = Timestamp(
-        seconds: Int64(seconds), nanoseconds: Int32((cutoff - seconds) * 1e9))
+      selection.modifiedBefore = Timestamp.now.subtracting(seconds: olderThan)
     }
     selection.shard = options.shard
     return selection

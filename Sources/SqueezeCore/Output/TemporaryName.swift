@@ -137,7 +137,7 @@ struct TemporaryNamer: Sendable {
     switch owner(of: name) {
     case .live: false
     case .stale: true
-    case .unknown: now.seconds - modified.seconds > TemporaryNamer.abandonedAfter
+    case .unknown: now.seconds(since: modified) > TemporaryNamer.abandonedAfter
     }
   }
 }

@@ -367,6 +367,8 @@ import Testing
   @Test func anInvalidValueNamesTheOptionsHelp() {
     let text = HelpText.usageError(
       .invalidValue("x", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096"))
-    #expect(text.contains("\nHelp:  --jobs <n>  How many files or chunks are worked on at once.\n"))
+    #expect(
+      text.contains(
+        "\nHelp:  --jobs <n>  How many files or chunks are worked on at once (1 to 4096).\n"))
   }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @testable import SqueezeCore
 
-/// Replays every input the fuzzer found (scripts/fuzz saves them in Tests/Fuzz/regressions):
+/// Replays every input the gzip reader's fuzzer found (`scripts/fuzz decoder` saves them in
+/// Tests/Fuzz/regressions/decoder):
 /// the decoder must give the same result however the input is cut into pieces.
 ///
 /// - crash-37315f4f…: a second member whose deflate data is corrupt; the error's position
@@ -22,7 +23,7 @@ import Testing
 @Suite struct GzipReaderRegressionTests {
   static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-      "Fuzz/regressions")
+      "Fuzz/regressions/decoder")
 
   static var inputs: [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
