@@ -1,8 +1,8 @@
 import Glibc
 
 /// `squeeze timeline <task-log> [-o <file.svg|file.html|file.json>]`: draws a task-state log
-/// as one self-contained picture, an interactive page, or a Chrome trace (spec §5), and says
-/// on stderr what it wrote where.
+/// as one self-contained picture, an interactive page, or a Chrome trace, and says on stderr
+/// what it wrote where (or, with status 1, why it could not).
 struct TimelineCommand {
   let options: TimelineOptions
 
@@ -10,20 +10,28 @@ struct TimelineCommand {
   /// renamed into place).
   func run() -> ExitStatus {
     let stderr = TextOutput.standardError
+    do throws(TimelineError) {
+      try draw(stderr: stderr)
+      return .success
+    } catch {
+      stderr.write("squeeze: \(error)\n")
+      return .failure
+    }
+  }
+
+  private func draw(stderr: TextOutput) throws(TimelineError) {
     let log = options.log
     let bytes: [UInt8]
     do {
       bytes = try readWholeFile(log)
     } catch {
-      stderr.write("squeeze: \(log.displayString): cannot read: \(error)\n")
-      return .failure
+      throw .cannotRead(log, error)
     }
     let data: TaskLogData
     do {
       data = try TaskLogData.parse(bytes)
     } catch {
-      stderr.write("squeeze: \(log.displayString): not a task-state log: \(error)\n")
-      return .failure
+      throw .notATaskLog(log, error)
     }
     let output = options.resolvedOutput
     // The parser refused other extensions (a usage error); the default is .svg.
@@ -32,10 +40,7 @@ struct TimelineCommand {
       let existing = try? FileStatus.of(output, in: AT_FDCWD, followingSymlinks: true),
       FileIdentity(drawn) == FileIdentity(existing)
     {
-      stderr.write(
-        "squeeze: \(output.displayString): is the log being drawn; not replaced (name another -o)\n"
-      )
-      return .failure
+      throw .isTheLog(output)
     }
     let model = TimelineModel(data: data)
     let document: String
@@ -48,8 +53,7 @@ struct TimelineCommand {
     do {
       try writeAtomically(text, to: output)
     } catch {
-      stderr.write("squeeze: \(output.displayString): cannot write: \(error)\n")
-      return .failure
+      throw .cannotWrite(output, error)
     }
     let what: String
     switch format {
@@ -60,7 +64,6 @@ struct TimelineCommand {
     stderr.write(
       "squeeze: wrote \(what) '\(output.displayString)' (\(ByteFormat.format(Int64(text.count))), \(ByteFormat.count(data.tasks.count)) tasks, \(model.threads.count) threads)\n"
     )
-    return .success
   }
 
   private func readWholeFile(_ path: RawPath) throws(SystemError) -> [UInt8] {
@@ -99,6 +102,29 @@ struct TimelineCommand {
     } catch {
       _ = temporary.withCString { unlink($0) }
       throw error
+    }
+  }
+}
+
+/// Why `squeeze timeline` drew nothing. Each message names the file and keeps the cause.
+enum TimelineError: Error, CustomStringConvertible {
+  /// The log could not be read.
+  case cannotRead(RawPath, SystemError)
+  /// The log is not a task-state log, or holds a line squeeze cannot draw (a number out of
+  /// range, a line that is not JSON): the error names the line.
+  case notATaskLog(RawPath, TaskLogData.ReadError)
+  /// The output is the log itself (through a link, or `-o` naming it).
+  case isTheLog(RawPath)
+  /// The drawing could not be written.
+  case cannotWrite(RawPath, SystemError)
+
+  var description: String {
+    switch self {
+    case .cannotRead(let path, let error): "cannot read '\(path.displayString)': \(error)"
+    case .notATaskLog(let path, let error): "'\(path.displayString)': \(error)"
+    case .isTheLog(let path):
+      "'\(path.displayString)' is the log being drawn; not replaced (name another -o)"
+    case .cannotWrite(let path, let error): "cannot write '\(path.displayString)': \(error)"
     }
   }
 }

@@ -27,8 +27,8 @@ struct ChromeTrace {
 
   private var data: TaskLogData { model.data }
 
-  /// Integer microseconds.
-  private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+  /// Integer microseconds (``TimelineModel/micros(_:)``: cannot trap).
+  private static func micros(_ seconds: Double) -> Int64 { TimelineModel.micros(seconds) }
 
   /// The trace as JSON text.
   func json() -> String {

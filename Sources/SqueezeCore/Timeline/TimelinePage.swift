@@ -16,8 +16,8 @@ struct TimelinePage {
   /// The id of the embedded data block.
   static let dataID = "timeline-data"
 
-  /// Integer microseconds.
-  private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+  /// Integer microseconds (``TimelineModel/micros(_:)``: cannot trap).
+  private static func micros(_ seconds: Double) -> Int64 { TimelineModel.micros(seconds) }
 
   /// The task states' codes in the data block.
   static func code(of transition: TaskLogData.Transition) -> Int {
@@ -188,7 +188,8 @@ struct TimelinePage {
     for (position, sample) in data.samples.enumerated() {
       if position > 0 { append(",") }
       let time = Self.micros(sample.time)
-      append("\(time - previous),\(Int((sample.mainActorLagMilliseconds * 10).rounded()))")
+      append(
+        "\(time - previous),\(TimelineModel.wholeNumber(sample.mainActorLagMilliseconds * 10))")
       previous = time
     }
     append("],\"hangs\":[")

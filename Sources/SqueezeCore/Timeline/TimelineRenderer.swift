@@ -260,8 +260,12 @@ struct TimelineRenderer {
     return runs
   }
 
+  /// The pixel column (of `count`) of time `time`, clamped to the plot before it becomes
+  /// an integer (so no time can trap).
   private func column(of time: Double, count: Int) -> Int {
-    max(0, min(count - 1, Int(time / duration * Double(count))))
+    let position = time / duration * Double(count)
+    guard position > 0 else { return 0 }
+    return Int(min(position, Double(count - 1)))
   }
 
   // MARK: - Lag
@@ -279,7 +283,8 @@ struct TimelineRenderer {
     body.plot(x: Self.left, y: top, width: Self.plotWidth, height: height)
     body.label("Main-actor lag", x: Self.labelX, y: top + 13, size: 12, weight: "bold")
     body.label(
-      "0–\(Int(scale.rounded())) ms", x: Self.labelX, y: top + 27, size: 10, fill: "#495057")
+      "0–\(TimelineModel.wholeNumber(scale)) ms", x: Self.labelX, y: top + 27, size: 10,
+      fill: "#495057")
     for hang in data.hangs {
       let x0 = x(hang.time)
       let x1 = max(x(hang.time + hang.durationMilliseconds / 1000), x0 + 1.5)
@@ -792,9 +797,9 @@ struct SVGBuilder {
     "M\(number(x)) \(number(y))h\(number(width))v\(number(height))h\(number(-width))z"
   }
 
-  /// A coordinate with at most one decimal.
+  /// A coordinate with at most one decimal (held within ±10^12 pixels, so it cannot trap).
   static func number(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
+    let tenths = Int(TimelineModel.wholeNumber(min(max(value * 10, -1e13), 1e13)))
     let whole = tenths / 10
     let fraction = abs(tenths % 10)
     if fraction == 0 { return String(whole) }
