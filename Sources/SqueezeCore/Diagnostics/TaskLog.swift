@@ -2,7 +2,7 @@ import Glibc
 import SqueezeEngines
 import Synchronization
 
-/// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,
+/// Writes the task-state log (`--task-log FILE`): JSON Lines, one event per line,
 /// times `t` in seconds since the run started (monotonic clock, microsecond resolution).
 ///
 /// Events come from many threads (task and chunk changes from compression code paths, samples
@@ -26,7 +26,8 @@ final class TaskLog: Sendable {
   let path: RawPath
   /// The run's start on ``MonotonicClock``: `t` is measured from here.
   let startTime: Double
-  private let pending = Mutex<[UInt8]>([])
+  /// Events formatted but not yet written.
+  private let pending = Mutex(Pending())
   /// The first write error, reported once at the end.
   private let writeError = Mutex<SystemError?>(nil)
 
@@ -39,8 +40,8 @@ final class TaskLog: Sendable {
   /// Seconds after which the buffer is written out whatever its size.
   static let flushInterval = 1.0
 
-  /// Opens the log at `path` as an output like squeeze's others (spec §4, "What sits at an
-  /// output path"):
+  /// Opens the log at `path` as an output like squeeze's others (what sits at an output
+  /// path decides):
   ///
   /// - nothing there: a new file (mode 0644);
   /// - an earlier task log, an empty file, or with `force` any regular file: replaced by a
@@ -177,9 +178,18 @@ final class TaskLog: Sendable {
   /// Seconds since the run started.
   func elapsed(at time: Double = MonotonicClock.now()) -> Double { time - startTime }
 
+  /// The buffer of events not yet written, and whether the `start` event is in it.
+  private struct Pending {
+    /// The events, in the log's order.
+    var bytes: [UInt8] = []
+    /// The `start` event is at the front of ``bytes`` (or already written): nothing is
+    /// written before it.
+    var hasStart = false
+  }
+
   private func append(_ line: JSONLine) {
     let bytes = line.line
-    pending.withLock { $0.append(contentsOf: bytes) }
+    pending.withLock { $0.bytes.append(contentsOf: bytes) }
   }
 
   /// `{"event":"start",...}`: what the run is.
@@ -202,7 +212,15 @@ final class TaskLog: Sendable {
     line.field("files", files)
     line.field("bytes", bytes)
     line.field("blockSize", chunkSize)
-    append(line)
+    let bytes = line.line
+    pending.withLock { pending in
+      // The heartbeat runs from the moment the log opens, so a main-actor hang during
+      // discovery (a loaded machine) can be recorded before this: the start event goes in
+      // front of whatever came first, and flush writes nothing until it is there, so every
+      // log begins with it (and a later run recognizes the file as a task log).
+      pending.bytes.insert(contentsOf: bytes, at: 0)
+      pending.hasStart = true
+    }
   }
 
   /// The kinds of event whose time is taken under the log's lock, with the change they record.
@@ -315,15 +333,15 @@ final class TaskLog: Sendable {
   /// under the log's lock; nothing is written when `change` returns false (the change did
   /// not happen).
   func appendTimed(kind: TimedEvent, suffix: Suffix, change: () -> Bool) {
-    pending.withLock { buffer in
+    pending.withLock { pending in
       guard change() else { return }
       withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { raw in
         var writer = ByteWriter(raw)
         writer.append(kind.prefix)
         writer.appendDecimal(elapsed(), decimals: 6)
-        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: raw[..<writer.count]))
+        pending.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: raw[..<writer.count]))
       }
-      suffix.withBytes { buffer.append(contentsOf: $0) }
+      suffix.withBytes { pending.bytes.append(contentsOf: $0) }
     }
   }
 
@@ -349,7 +367,7 @@ final class TaskLog: Sendable {
     tail.append(contentsOf: #","mainActorLagMs":"#.utf8)
     JSONLine.appendDecimal(mainActorLagMilliseconds, decimals: 3, to: &tail)
     tail.append(contentsOf: "}\n".utf8)
-    pending.withLock { buffer in
+    pending.withLock { pending in
       let snapshot = counters.snapshot()
       var line = JSONLine()
       line.field("event", literal: "sample")
@@ -361,8 +379,8 @@ final class TaskLog: Sendable {
       line.field("total", snapshot.total)
       line.field("completed", snapshot.completed)
       line.field("actorQueue", snapshot.actorQueue)
-      buffer.append(contentsOf: line.bytes)
-      buffer.append(contentsOf: tail)
+      pending.bytes.append(contentsOf: line.bytes)
+      pending.bytes.append(contentsOf: tail)
     }
   }
 
@@ -418,12 +436,13 @@ final class TaskLog: Sendable {
     append(line)
   }
 
-  /// Writes the buffer out when it holds at least `threshold` bytes.
+  /// Writes the buffer out when it holds at least `threshold` bytes, once the `start`
+  /// event is in it (before that, nothing is written).
   func flush(threshold: Int = 0) {
-    let bytes = pending.withLock { buffer -> [UInt8] in
-      guard buffer.count >= max(threshold, 1) else { return [] }
-      defer { buffer = [] }
-      return buffer
+    let bytes = pending.withLock { pending -> [UInt8] in
+      guard pending.hasStart, pending.bytes.count >= max(threshold, 1) else { return [] }
+      defer { pending.bytes = [] }
+      return pending.bytes
     }
     guard !bytes.isEmpty else { return }
     do {

@@ -32,6 +32,33 @@ import Testing
     #expect(parsed["flag"] as? Bool == true)
   }
 
+  /// The heartbeat runs from the moment the log opens; on a loaded machine the main actor
+  /// can lag 250 ms or more before the run writes its start event. The log still begins with
+  /// its start event (and so a later run recognizes it as a task log and replaces it).
+  @Test func aLogWhoseFirstRecordedEventWasAHangBeginsWithItsStartEvent() throws {
+    let folder = TemporaryFolder("early-hang")
+    let path = folder.url("run.jsonl")
+    let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
+    log.hang(startingAt: MonotonicClock.now(), duration: 0.3, severity: .microhang)
+    log.warning("recorded before the start event")
+    log.flush()
+    #expect(try folder.read("run.jsonl").isEmpty, "nothing is written before the start event")
+    log.start(
+      version: "1", isolation: .nonisolated, jobs: 2, level: .default, engine: .zlib, cpus: 2,
+      files: 1, bytes: 1, chunkSize: 131072)
+    log.hang(startingAt: MonotonicClock.now(), duration: 0.6, severity: .hang)
+    log.flush()
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 4)
+    #expect(lines[0].hasPrefix(#"{"event":"start""#))
+    #expect(lines[1].hasPrefix(#"{"event":"hang""#) && lines[1].contains("microhang"))
+    #expect(lines[2].hasPrefix(#"{"event":"warning""#))
+    let data = try TaskLogData.parse(try folder.read("run.jsonl"))
+    #expect(data.hangs.count == 2)
+    // A later run replaces it without -f: it is a task log.
+    #expect(throws: Never.self) { _ = try TaskLog(path: RawPath(path), startTime: 0) }
+  }
+
   @Test(arguments: [
     (value: 0.0, decimals: 3, text: "0.000"),
     (value: 1.0005, decimals: 3, text: "1.001"),
