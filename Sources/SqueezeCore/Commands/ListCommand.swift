@@ -74,7 +74,9 @@ struct ListCommand {
           var entry = try Self.entry(
             decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
             decoders: decoders)
-          if options.headerNameAndTime == true, let stored = entry.storedName {
+          if options.headerNameAndTime == true, let header = entry.header,
+            let stored = try DecompressionJob.storedName(in: header)
+          {
             entry.entry.name = Self.sibling(of: path, named: stored)
           }
           entries.append(entry.entry)
@@ -91,21 +93,22 @@ struct ListCommand {
 
   /// Decodes a whole gzip stream and measures it.
   ///
+  /// - Returns: the measures, and the first member's header (its stored name is shown with
+  ///   `-N`).
   /// - Throws: ``FileFailure`` for a damaged or unreadable file.
   static func entry(
     decoding descriptor: Int32, path: RawPath, name: RawPath, decoders: DecoderPool
-  ) throws(FileFailure) -> (entry: Entry, storedName: RawPath?) {
+  ) throws(FileFailure) -> (entry: Entry, header: GzipHeader?) {
     let decoder = try decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
         descriptor, workspace: workspace, stop: nil, progress: { _ in }, restart: {}
       ) { _ in }
     }
-    let stored = decoder.firstHeader?.name.map { RawPath(bytes: $0) }
     return (
       Entry(
         path: path, name: name, compressed: decoder.offset, uncompressed: decoder.totalOutput,
         overhead: decoder.overheadBytes),
-      stored.flatMap { DecompressionJob.isSafeName($0) ? $0 : nil }
+      decoder.firstHeader
     )
   }
 
