@@ -35,4 +35,41 @@ import Testing
       #expect(!FileManager.default.fileExists(atPath: folder.url(output)))
     }
   }
+
+  /// Debian's `chromium`, when installed: the one test that needs a real browser's HTML
+  /// parser and script engine.
+  static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+  }
+
+  /// The page once drew nothing for a file named `q<!--<script>q`: in its data block, the
+  /// browser's tokenizer took `<!--<script>` as the start of an escaped script, so the
+  /// element swallowed the page's code. A real browser runs the page: its code fills in the
+  /// title and the legend.
+  @Test(.enabled(if: chromium != nil, "needs Debian's chromium (a real browser)"))
+  func aNameThatIsMarkupLeavesThePageWorkingInABrowser() throws {
+    let folder = TemporaryFolder("markup-page")
+    let lines = [
+      Self.start,
+      #"{"event":"task","t":0.1,"id":1,"file":"q<!--<script>q","state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0.2,"id":1,"state":"running","thread":5}"#,
+      #"{"event":"task","t":0.3,"id":1,"state":"finished"}"#,
+      #"{"event":"end","t":0.4,"files":1}"#,
+    ]
+    let log = try folder.write("run.jsonl", text: lines.map { $0 + "\n" }.joined())
+    let drawn = try SqueezeBinary.run(["timeline", log, "-o", folder.url("page.html")])
+    #expect(drawn.status == 0, "\(drawn.stderrText)")
+    let browser = try Shell.run(
+      try #require(Self.chromium),
+      [
+        "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=2000",
+        "--dump-dom", "file://" + folder.url("page.html"),
+      ])
+    #expect(browser.status == 0, "\(browser.stderrText)")
+    #expect(
+      browser.stdoutText.contains(
+        "<h1 id=\"title\">squeeze timeline: --isolation nonisolated</h1>"),
+      "the page's code ran")
+    #expect(browser.stdoutText.contains("<span><i style="), "it drew the legend")
+  }
 }

@@ -152,29 +152,36 @@ struct ListCommand {
   /// every object squeeze prints, compressed ÷ uncompressed (the file's bytes over what it
   /// decompresses to; null for nothing), not the table's percent saved.
   static func json(_ entries: [Entry]) -> String {
-    func object(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) -> JSONLine {
-      var line = JSONLine()
-      line.field("compressed", compressed)
-      line.field("uncompressed", uncompressed)
+    var json = JSONWriter()
+    func members(_ compressed: Int64, _ uncompressed: Int64) {
+      json.field("compressed", compressed)
+      json.field("uncompressed", uncompressed)
       if uncompressed > 0 {
-        line.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
+        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
       } else {
-        line.nullField("ratio")
+        json.nullField("ratio")
       }
-      return line
     }
-    var parts: [String] = []
+    json.beginObject()
+    json.field("schema", JSONSummary.schema)
+    json.key("files")
+    json.beginArray()
     for entry in entries {
-      var line = object(entry.compressed, entry.uncompressed, entry.overhead)
-      line.field("path", entry.path.displayString)
-      line.field("name", entry.name.displayString)
-      parts.append(String(decoding: line.line.dropLast(), as: UTF8.self))
+      json.beginObject()
+      members(entry.compressed, entry.uncompressed)
+      json.field("path", entry.path.displayString)
+      json.field("name", entry.name.displayString)
+      json.endObject()
     }
-    let totals = object(
-      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
-      entries.reduce(0) { $0 + $1.overhead })
-    return "{\"schema\":\(JSONSummary.schema),\"files\":[" + parts.joined(separator: ",")
-      + "],\"totals\":"
-      + String(decoding: totals.line.dropLast(), as: UTF8.self) + "}\n"
+    json.endArray()
+    json.key("totals")
+    json.beginObject()
+    members(
+      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed })
+    json.endObject()
+    json.endObject()
+    json.lineBreak()
+    return String(decoding: json.bytes, as: UTF8.self)
   }
+
 }

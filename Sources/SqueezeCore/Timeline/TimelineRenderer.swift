@@ -806,26 +806,27 @@ struct SVGBuilder {
     return (tenths < 0 && whole == 0 ? "-" : "") + String(whole) + "." + String(fraction)
   }
 
-  /// Escapes text for XML content and attributes.
+  /// Escapes text for XML content and attributes (SVG, and HTML's text): `&`, `<`, `>`,
+  /// `"` and `'` as entities, and what XML 1.0 cannot hold at all (control characters other
+  /// than tab and line feed, U+FFFE, U+FFFF) as U+FFFD.
+  ///
+  /// - Complexity: O(n) in the text's length.
   static func escape(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.count)
-    for character in text {
-      switch character {
-      case "&": result += "&amp;"
-      case "<": result += "&lt;"
-      case ">": result += "&gt;"
-      case "\"": result += "&quot;"
-      case "'": result += "&apos;"
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if let ascii = character.asciiValue, ascii < 0x20, ascii != 0x09, ascii != 0x0A {
-          result += "\u{FFFD}"
-        } else {
-          result.append(character)
-        }
+    var result = String.UnicodeScalarView()
+    result.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "&": result.append(contentsOf: "&amp;".unicodeScalars)
+      case "<": result.append(contentsOf: "&lt;".unicodeScalars)
+      case ">": result.append(contentsOf: "&gt;".unicodeScalars)
+      case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
+      case "'": result.append(contentsOf: "&apos;".unicodeScalars)
+      case "\t", "\n": result.append(scalar)
+      case "\u{0}"..<" ", "\u{FFFE}", "\u{FFFF}": result.append("\u{FFFD}")
+      default: result.append(scalar)
       }
     }
-    return result
+    return String(result)
   }
+
 }

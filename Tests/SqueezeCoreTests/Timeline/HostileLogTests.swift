@@ -113,3 +113,171 @@ import Testing
     #expect(model.narrative(of: 0).hasPrefix("f: "))
   }
 }
+
+/// Names that are markup, in every drawing: text in the SVG, text in the page, strings in the
+/// trace; the page's data block ends where squeeze ended it.
+@Suite struct MarkupInNamesTests {
+  static let names = [
+    "q<!--<script>q", "</SCRIPT><script>alert(1)</script>", "a&b\"c'd<e>f]]>",
+    "ctl\u{1}\u{7F}\r\nx\u{FFFF}\u{FFFE}", "<!--<sCrIpT >",
+  ]
+
+  /// A log of three tasks, the second named `name` (failed with `name` as its error).
+  static func log(_ name: String) -> [UInt8] {
+    var quoted = JSONWriter()
+    quoted.string(name)
+    let json = String(decoding: quoted.bytes, as: UTF8.self)
+    return HostileLogTests.log([
+      #"{"event":"thread","t":0,"tid":5,"name":\#(json)}"#,
+      #"{"event":"task","t":0.1,"id":1,"file":"a","state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0.1,"id":2,"file":\#(json),"state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0.2,"id":2,"state":"running","thread":5}"#,
+      #"{"event":"task","t":0.3,"id":2,"file":\#(json),"state":"failed","error":\#(json)}"#,
+      #"{"event":"task","t":0.3,"id":3,"file":"c","state":"enqueued","on":"pool"}"#,
+      #"{"event":"warning","t":0.3,"message":\#(json)}"#,
+      #"{"event":"end","t":0.4,"files":3}"#,
+    ])
+  }
+
+  /// Where the content of the `<script>` element whose content starts at `start` ends, by
+  /// HTML's tokenizer (WHATWG, "script data" and its escaped and double-escaped states): a
+  /// `<!--` followed by `<script` inside the element makes the next `</script>` part of it.
+  static func scriptContentEnd(_ html: [UInt8], from start: Int) -> Int? {
+    func matches(_ word: String, at index: Int) -> Bool {
+      let bytes = Array(word.utf8)
+      guard index + bytes.count <= html.count else { return false }
+      for (offset, byte) in bytes.enumerated()
+      where html[index + offset] | 0x20 != byte | 0x20 && html[index + offset] != byte {
+        return false
+      }
+      return true
+    }
+    func endsTagName(at index: Int) -> Bool {
+      index < html.count && [0x09, 0x0A, 0x0C, 0x0D, 0x20, 0x2F, 0x3E].contains(html[index])
+    }
+    enum State { case data, escaped, doubleEscaped }
+    var state = State.data
+    var index = start
+    while index < html.count {
+      switch state {
+      case .data:
+        if matches("<!--", at: index) {
+          state = .escaped
+          index += 4
+          continue
+        }
+        if matches("</script", at: index) && endsTagName(at: index + 8) { return index }
+      case .escaped:
+        if matches("-->", at: index) {
+          state = .data
+          index += 3
+          continue
+        }
+        if matches("</script", at: index) && endsTagName(at: index + 8) { return index }
+        if matches("<script", at: index) && endsTagName(at: index + 7) {
+          state = .doubleEscaped
+          index += 7
+          continue
+        }
+      case .doubleEscaped:
+        if matches("-->", at: index) {
+          state = .data
+          index += 3
+          continue
+        }
+        if matches("</script", at: index) && endsTagName(at: index + 8) {
+          state = .escaped
+          index += 8
+          continue
+        }
+      }
+      index += 1
+    }
+    return nil
+  }
+
+  @Test(arguments: names)
+  func thePagesDataBlockEndsWhereSqueezeEndedIt(name: String) throws {
+    let model = TimelineModel(data: try TaskLogData.parse(Self.log(name)))
+    let html = Array(TimelinePage(model: model).html().utf8)
+    let opening = Array("<script type=\"application/json\" id=\"\(TimelinePage.dataID)\">".utf8)
+    let start = try #require(
+      html.indices.first { html[$0...].starts(with: opening) }.map { $0 + opening.count })
+    let end = try #require(Self.scriptContentEnd(html, from: start))
+    // Squeeze ends the block with `</script>` and starts its code right after.
+    #expect(html[end...].starts(with: Array("</script>\n<script>\n".utf8)), "\(name)")
+    let block = Array(html[start..<end])
+    #expect(!block.contains(UInt8(ascii: "<")), "no markup in the data")
+    let data = try #require(
+      try JSONSerialization.jsonObject(with: Data(block)) as? [String: Any])
+    // Front-coded (the characters shared with the previous name, then the rest).
+    let coded = try #require(data["files"] as? [Any])
+    var files: [String] = []
+    for index in stride(from: 0, to: coded.count - 1, by: 2) {
+      let shared = try #require(coded[index] as? Int)
+      let rest = try #require(coded[index + 1] as? String)
+      files.append(String((files.last ?? "").utf16.prefix(shared))! + rest)
+    }
+    #expect(files.contains(name), "the name reads back whole")
+    // The page's code holds nothing that would change or end its element.
+    let code = TimelinePage.script.lowercased()
+    for word in ["<!--", "<script", "</script"] { #expect(!code.contains(word)) }
+  }
+
+  @Test(arguments: names)
+  func theSVGIsWellFormedXMLWithTheNameAsText(name: String) throws {
+    let model = TimelineModel(data: try TaskLogData.parse(Self.log(name)))
+    let folder = TemporaryFolder("markup-svg")
+    let svg = try folder.write("t.svg", text: TimelineRenderer(model: model).svg())
+    // Python's own XML parser, and the text it reads back: the name, less what XML 1.0
+    // cannot hold (control characters, U+FFFE, U+FFFF: U+FFFD instead).
+    let script = """
+      import sys, xml.etree.ElementTree as E
+      root = E.parse(sys.argv[1]).getroot()
+      titles = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title")]
+      sys.stdout.write("\\n".join(titles))
+      """
+    let parsed = try Shell.run("/usr/bin/python3", ["-c", script, svg])
+    #expect(parsed.status == 0, "\(parsed.stderrText)")
+    let readable = String(
+      String.UnicodeScalarView(
+        name.unicodeScalars.map { scalar in
+          switch scalar.value {
+          case 0x09, 0x0A: scalar
+          case 0..<0x20, 0xFFFE, 0xFFFF: "\u{FFFD}"
+          default: scalar
+          }
+        }))
+    #expect(parsed.stdoutText.contains(readable + ": "), "its story names it")
+  }
+
+  @Test(arguments: names)
+  func theTraceIsJSONWithTheNameAsAString(name: String) throws {
+    let model = TimelineModel(data: try TaskLogData.parse(Self.log(name)))
+    let trace = try TimelineDrawingTests.checkTraceRules(ChromeTrace(model: model).json())
+    #expect(trace.contains { $0["name"] as? String == name }, "a slice named after it")
+  }
+
+  @Test func thePageSaysNoWordOfTheStoriesItself() {
+    // The stories are worked out once, by TimelineModel: the page only puts them together.
+    for words in ["waited", "after it was created", "compression slot", "leaked continuation"] {
+      #expect(!TimelinePage.script.contains(words), "\(words)")
+    }
+  }
+
+  @Test func jsonInAScriptElementEscapesMarkupAndReadsBack() throws {
+    let text = "</script><!--<script>&\"\\\u{1}é"
+    var plain = JSONWriter()
+    plain.string(text)
+    #expect(String(decoding: plain.bytes, as: UTF8.self) == #""</script><!--<script>&\"\\\u0001é""#)
+    var script = JSONWriter(capacity: 64, escaping: .scriptElement)
+    script.string(text)
+    let escaped = String(decoding: script.bytes, as: UTF8.self)
+    #expect(
+      escaped == #""\u003c/script\u003e\u003c!--\u003cscript\u003e\u0026\"\\\u0001é""#)
+    let back =
+      try JSONSerialization.jsonObject(
+        with: Data(("[" + escaped + "]").utf8)) as? [String]
+    #expect(back == [text])
+  }
+}
