@@ -30,11 +30,6 @@ struct ChromeTrace {
   /// Integer microseconds (``TimelineModel/micros(_:)``: cannot trap).
   private static func micros(_ seconds: Double) -> Int64 { TimelineModel.micros(seconds) }
 
-  /// The longest file name a slice repeats, in characters (the rest shortened from the
-  /// left, as labels are): a task's name is on each of its slices, so a long name on many
-  /// slices would make the trace grow with their product; its track names it in full once.
-  static let longestRepeatedName = 512
-
   /// The trace as JSON text.
   ///
   /// - Complexity: O(n log n) in the number of events (they are sorted by time), linear in
@@ -110,11 +105,12 @@ struct ChromeTrace {
     meta(
       pid: Self.threadsProcess, tid: nil, name: "process_name", value: "squeeze threads", sort: 1)
     meta(pid: Self.tasksProcess, tid: nil, name: "process_name", value: "squeeze tasks", sort: 2)
-    // Each task's name as its slices show it, worked out once per task.
+    // Each task's name as its slices repeat it (``TimelineModel/shortenedName(_:)``), worked
+    // out once per task.
     var shortNames: [String?] = Array(repeating: nil, count: data.tasks.count)
     func shortName(_ task: Int) -> String {
       if let known = shortNames[task] { return known }
-      let name = Self.shortened(data.tasks[task].file)
+      let name = TimelineModel.shortenedName(data.tasks[task].file)
       shortNames[task] = name
       return name
     }
@@ -249,18 +245,5 @@ struct ChromeTrace {
     out.endObject()
     out.lineBreak()
     return String(decoding: out.bytes, as: UTF8.self)
-  }
-
-  /// `name` as slices repeat it: at most ``longestRepeatedName`` characters, shortened from
-  /// the left with "…" (a file name's most telling part is its end).
-  static func shortened(_ name: String) -> String {
-    guard name.utf8.count > longestRepeatedName else { return name }
-    var kept = 0
-    var start = name.endIndex
-    while start > name.startIndex && kept < longestRepeatedName - 1 {
-      start = name.index(before: start)
-      kept += 1
-    }
-    return start == name.startIndex ? name : "…" + name[start...]
   }
 }

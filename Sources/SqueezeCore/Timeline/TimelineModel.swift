@@ -318,6 +318,28 @@ struct TimelineModel: Sendable {
 
   // MARK: - Narratives
 
+  /// The longest file name a drawing repeats, in characters: a task's name is on each of
+  /// its slices (a thread slice's title in the SVG, a slice's name in the trace), so a long
+  /// name on many slices would make the drawing grow with their product. Where a name is
+  /// repeated it is shortened from the left to this (``shortenedName(_:)``); the task's own
+  /// lane, track and story name it in full, once.
+  static let longestRepeatedName = 512
+
+  /// `name` as the drawings repeat it: at most ``longestRepeatedName`` characters, shortened
+  /// from the left with "…" (a file name's most telling part is its end).
+  ///
+  /// - Complexity: O(1) for names of up to 512 bytes; otherwise O(``longestRepeatedName``).
+  static func shortenedName(_ name: String) -> String {
+    guard name.utf8.count > longestRepeatedName else { return name }
+    var kept = 0
+    var start = name.endIndex
+    while start > name.startIndex && kept < longestRepeatedName - 1 {
+      start = name.index(before: start)
+      kept += 1
+    }
+    return start == name.startIndex ? name : "…" + name[start...]
+  }
+
   /// "T3", the drawing's name for thread `tid`.
   func label(ofThread tid: Int32) -> String {
     threadIndex[tid].map { threads[$0].label } ?? "thread \(tid)"

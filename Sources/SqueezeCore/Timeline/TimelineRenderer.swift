@@ -380,8 +380,9 @@ struct TimelineRenderer {
           let x0 = x(slice.start)
           let width = max(x(slice.end) - x0, 0.4)
           let task = data.tasks[slice.task]
-          let what =
-            slice.chunk >= 0 ? "\(task.file), chunk \(task.chunks[slice.chunk].index)" : task.file
+          // A name is shortened where every slice repeats it (the task's lane has it whole).
+          let file = TimelineModel.shortenedName(task.file)
+          let what = slice.chunk >= 0 ? "\(file), chunk \(task.chunks[slice.chunk].index)" : file
           body.raw(
             "<rect class=\"\(slice.chunk >= 0 ? "chunk" : "running")\" x=\"\(SVGBuilder.number(x0))\" y=\"\(SVGBuilder.number(laneY + 1))\" width=\"\(SVGBuilder.number(width))\" height=\"9\" fill=\"\(slice.chunk >= 0 ? Palette.chunk : Palette.running)\"><title>\(SVGBuilder.escape("\(what): ran \(TimelineModel.duration(slice.end - slice.start)) on \(thread.label), \(ByteFormat.fixed(slice.start, 4))–\(ByteFormat.fixed(slice.end, 4)) s"))</title></rect>"
           )

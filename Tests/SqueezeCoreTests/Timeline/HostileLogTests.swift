@@ -281,3 +281,99 @@ import Testing
     #expect(back == [text])
   }
 }
+
+/// Drawing is linear in the log's bytes: long names, deep folders and a long name on many
+/// slices draw with output proportional to the log (what the old quadratic label fitting and
+/// the per-slice names made take minutes, or hundreds of megabytes).
+@Suite struct LinearDrawingTests {
+  /// A log of one task named `name` that runs `runs` times on one thread.
+  static func log(name: String, runs: Int) -> [UInt8] {
+    var quoted = JSONWriter()
+    quoted.string(name)
+    var lines = [
+      #"{"event":"thread","t":0,"tid":5,"name":"r-initiated-qos"}"#,
+      #"{"event":"task","t":0,"id":1,"file":\#(String(decoding: quoted.bytes, as: UTF8.self)),"state":"enqueued","on":"pool"}"#,
+    ]
+    for run in 0..<runs {
+      let time = Double(run) * 0.001
+      lines.append(#"{"event":"task","t":\#(time),"id":1,"state":"running","thread":5}"#)
+      lines.append(
+        #"{"event":"task","t":\#(time + 0.0005),"id":1,"state":"suspended","reason":"slot"}"#)
+    }
+    lines.append(#"{"event":"task","t":\#(Double(runs) * 0.001),"id":1,"state":"finished"}"#)
+    lines.append(#"{"event":"end","t":\#(Double(runs) * 0.001),"files":1}"#)
+    return HostileLogTests.log(lines)
+  }
+
+  /// Every drawing of `log`, checked against `bound` bytes.
+  static func expectDrawings(of log: [UInt8], within bound: (Int) -> Int) throws {
+    let model = TimelineModel(data: try TaskLogData.parse(log))
+    let limit = bound(log.count)
+    let svg = TimelineRenderer(model: model).svg()
+    #expect(svg.utf8.count < limit, "SVG \(svg.utf8.count) bytes for a log of \(log.count)")
+    _ = try SVGGeometry.read(svg)
+    let html = TimelinePage(model: model).html()
+    #expect(html.utf8.count < limit, "page \(html.utf8.count) bytes")
+    let trace = ChromeTrace(model: model).json()
+    #expect(trace.utf8.count < limit, "trace \(trace.utf8.count) bytes")
+  }
+
+  @Test func aHundredThousandByteNameOnFourThousandSlicesDrawsInProportion() throws {
+    let name = String(repeating: "a-hundred-thousand-byte-name/", count: 3449) + "end.txt"
+    #expect(name.utf8.count == 100_028)
+    // 4,000 slices: each drawn on its own (the most before binning), each naming the task.
+    try Self.expectDrawings(of: Self.log(name: name, runs: 4_000)) { 8 * $0 + 200_000 }
+  }
+
+  @Test func twentyFilesFortyFoldersDeepDrawInProportion() throws {
+    var lines: [String] = []
+    for file in 1...20 {
+      let folders = (1...40).map { String(repeating: "folder\($0)-", count: 25) }
+      let path = folders.joined(separator: "/") + "/file \(file).txt"
+      let time = Double(file) * 0.01
+      lines += [
+        #"{"event":"task","t":\#(time),"id":\#(file),"file":"\#(path)","state":"enqueued","on":"pool"}"#,
+        #"{"event":"task","t":\#(time + 0.001),"id":\#(file),"state":"running","thread":5}"#,
+        #"{"event":"task","t":\#(time + 0.002),"id":\#(file),"state":"finished"}"#,
+      ]
+    }
+    lines.append(#"{"event":"end","t":0.3,"files":20}"#)
+    let log = HostileLogTests.log(lines)
+    #expect(log.count > 20 * 40 * 200)
+    try Self.expectDrawings(of: log) { 3 * $0 + 200_000 }
+  }
+
+  /// The old fitting, one character at a time from the left (quadratic): the new one must
+  /// give the same text.
+  static func referenceFit(_ text: String, width maximum: Double, size: Double) -> String {
+    guard TimelineFont.width(text, size: size) > maximum else { return text }
+    var characters = Array(text)
+    while !characters.isEmpty
+      && TimelineFont.width("…" + String(characters), size: size) > maximum
+    {
+      characters.removeFirst()
+    }
+    return characters.isEmpty ? "" : "…" + String(characters)
+  }
+
+  @Test(arguments: [
+    "short.txt", "a/very/deep/folder/with/a/long/name/that/goes/on/and/on/file-12.log",
+    "ééééééééééééééééééééééééééééééééééééééééééééééééé/é.txt", "🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷🇫🇷/x",
+    "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}",
+  ])
+  func fittingKeepsTheLongestTailThatFits(text: String) {
+    for width in [0.0, 5, 20, 60, 100, 230, 1000] {
+      #expect(
+        TimelineFont.fit(text, width: width, size: 9)
+          == Self.referenceFit(text, width: width, size: 9), "\(width)")
+    }
+  }
+
+  @Test func aMillionCharacterNameFitsFromItsEnd() {
+    let text = String(repeating: "x", count: 1_000_000) + "/the-end.txt"
+    let fitted = TimelineFont.fit(text, width: 230, size: 9)
+    #expect(fitted.hasPrefix("…") && fitted.hasSuffix("/the-end.txt"))
+    #expect(TimelineFont.width(fitted, size: 9) <= 230)
+    #expect(TimelineFont.width("…x" + fitted.dropFirst(), size: 9) > 230, "no room for more")
+  }
+}
