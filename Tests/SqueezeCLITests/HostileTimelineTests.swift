@@ -72,4 +72,73 @@ import Testing
       "the page's code ran")
     #expect(browser.stdoutText.contains("<span><i style="), "it drew the legend")
   }
+
+  /// A small log to draw.
+  static func smallLog(in folder: TemporaryFolder) throws -> String {
+    let lines = [
+      Self.start,
+      #"{"event":"task","t":0.1,"id":1,"file":"a.txt","state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0.2,"id":1,"state":"running","thread":5}"#,
+      #"{"event":"task","t":0.3,"id":1,"state":"finished"}"#,
+      #"{"event":"end","t":0.4,"files":1}"#,
+    ]
+    return try folder.write("run.jsonl", text: lines.map { $0 + "\n" }.joined())
+  }
+
+  /// `-o` never replaces someone's file: a file that is not a drawing squeeze made is left
+  /// alone (status 1) unless `-f`; an empty file or an earlier drawing is replaced.
+  @Test(arguments: ["run.svg", "run.html", "run.json"])
+  func theOutputReplacesOnlyDrawingsUnlessForced(output: String) throws {
+    let folder = TemporaryFolder("timeline-output")
+    let log = try Self.smallLog(in: folder)
+    let path = folder.url(output)
+    try folder.write(output, text: "precious\n")
+    let refused = try SqueezeBinary.run(["timeline", log, "-o", path])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderrText
+        == "squeeze: '\(path)' exists and is not a drawing squeeze made; not replaced (use -f to replace it)\n"
+    )
+    #expect(try folder.read(output) == Array("precious\n".utf8), "untouched")
+    let forced = try SqueezeBinary.run(["timeline", "-f", log, "-o", path])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    let drawn = try folder.read(output)
+    #expect(drawn != Array("precious\n".utf8))
+    // Now a drawing squeeze made: drawn again without -f (a new file, not rewritten in place).
+    var before = stat()
+    stat(path, &before)
+    let again = try SqueezeBinary.run(["timeline", log, "-o", path])
+    #expect(again.status == 0, "\(again.stderrText)")
+    var after = stat()
+    stat(path, &after)
+    #expect(before.st_ino != after.st_ino)
+    // An empty file is replaced too.
+    try folder.write(output, [])
+    #expect(try SqueezeBinary.run(["timeline", log, "-o", path]).status == 0)
+    #expect(try folder.read(output) == drawn)
+  }
+
+  @Test func aLinkAtTheOutputIsNotFollowedAndAFolderIsNeverReplaced() throws {
+    let folder = TemporaryFolder("timeline-link")
+    let log = try Self.smallLog(in: folder)
+    try folder.write("target.svg", text: "precious\n")
+    symlink(folder.url("target.svg"), folder.url("link.svg"))
+    let refused = try SqueezeBinary.run(["timeline", log, "-o", folder.url("link.svg")])
+    #expect(refused.status == 1)
+    #expect(refused.stderrText.contains("is a symbolic link; not followed (use -f"))
+    let forced = try SqueezeBinary.run(["timeline", "-f", log, "-o", folder.url("link.svg")])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    #expect(try folder.read("target.svg") == Array("precious\n".utf8), "the target is untouched")
+    var link = stat()
+    lstat(folder.url("link.svg"), &link)
+    #expect(link.st_mode & S_IFMT == S_IFREG, "the link itself was replaced")
+    try folder.makeFolder("folder.svg")
+    let folderRefused = try SqueezeBinary.run([
+      "timeline", "-f", log, "-o", folder.url("folder.svg"),
+    ])
+    #expect(folderRefused.status == 1)
+    #expect(
+      folderRefused.stderrText
+        == "squeeze: '\(folder.url("folder.svg"))' is a folder; not replaced\n")
+  }
 }

@@ -377,3 +377,24 @@ import Testing
     #expect(TimelineFont.width("…x" + fitted.dropFirst(), size: 9) > 230, "no room for more")
   }
 }
+
+@Suite struct DrawingRecognitionTests {
+  /// Every drawing squeeze makes is recognized as one (so `timeline -o` may replace it
+  /// without -f); other files that begin the same way are not.
+  @Test func eachFormatIsRecognizedByItsFirstBytes() throws {
+    let model = TimelineModel(data: try TaskLogData.parse(Schema2Log.make(tasks: 5, duration: 1)))
+    for drawing in [
+      TimelineRenderer(model: model).svg(), TimelinePage(model: model).html(),
+      ChromeTrace(model: model).json(),
+    ] {
+      #expect(OutputCheck.isDrawing(Array(drawing.utf8.prefix(512))), "\(drawing.prefix(40))")
+    }
+    for other in [
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\"><title>mine</title></svg>",
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>My page</title>",
+      "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[]}", "precious\n", "",
+    ] {
+      #expect(!OutputCheck.isDrawing(Array(other.utf8)), "\(other)")
+    }
+  }
+}
