@@ -43,7 +43,8 @@ struct TimelineCommand {
     {
       throw .isTheLog(output)
     }
-    // Decided before drawing (a refusal costs nothing), and again at the rename.
+    // Decided before drawing, so a refusal costs nothing; a file that appears at a free path
+    // in the meantime is kept (the rename does not replace).
     let check = try OutputCheck.inspect(output, force: options.force)
     let model = TimelineModel(data: data)
     let document: String
@@ -83,7 +84,6 @@ struct TimelineCommand {
     }
     return result
   }
-
 }
 
 /// What sits at `squeeze timeline`'s output, and so how the drawing goes there: the rules of

@@ -202,8 +202,8 @@ struct TimelinePage {
   /// ms on T‹2›; …`), the texts with their holes kept once each (`storyTexts`: a few dozen
   /// in a whole run), the numbers once each, most frequent first (`storyNumbers`), and per
   /// task the text's index followed by its numbers' (`stories`). The page fills the holes:
-  /// it holds no words of its own. A story in full would have been ~150 bytes a task (15 MB
-  /// for 100,000 files); this is ~25.
+  /// it holds no words of its own. Carried whole, the stories would be most of a big run's
+  /// page; cut so, few texts repeat and most numbers are an index of one or two digits.
   struct Stories {
     /// Each distinct text: its pieces between the holes.
     private(set) var texts: [[String]] = []
