@@ -301,10 +301,15 @@ import Testing
       try folder.write("gz/flipped-\(index).gz", flipped)
     }
     try folder.write("gz/notgzip.gz", Array("plain text".utf8))
-    // And every input the fuzzer saved (Tests/Fuzz/regressions).
+    // And every input the gzip reader's fuzzer saved (Tests/Fuzz/regressions; its
+    // subfolders hold other targets' inputs).
     let regressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent("Fuzz/regressions")
     for name in try FileManager.default.contentsOfDirectory(atPath: regressions.path) {
+      var isFolder: ObjCBool = false
+      _ = FileManager.default.fileExists(
+        atPath: regressions.appendingPathComponent(name).path, isDirectory: &isFolder)
+      guard !isFolder.boolValue else { continue }
       try folder.write(
         "gz/fuzz-\(name.prefix(14)).gz",
         Array(try Data(contentsOf: regressions.appendingPathComponent(name))))
