@@ -216,12 +216,13 @@ enum CommandLineParser {
     return candidates.min { $0.distance < $1.distance }?.name
   }
 
-  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`, with the names of
+  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>] [-f]`, with the names of
   /// ``TimelineOptionTable``. Errors are wrapped in ``UsageError/inTimeline(_:)`` so its own
   /// usage is printed; no argument at all prints its whole help after the error.
   static func parseTimeline(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
     var log: RawPath? = nil
     var output: RawPath? = nil
+    var force = false
     var index = 0
     var onlyPaths = false
     let outputOption = TimelineOptionTable.output
@@ -237,6 +238,10 @@ enum CommandLineParser {
       }
       if !onlyPaths && text == "--" {
         onlyPaths = true
+        continue
+      }
+      if !onlyPaths && TimelineOptionTable.force.spellings.contains(text) {
+        force = true
         continue
       }
       let attached = "--\(outputOption.long ?? "")="
@@ -266,7 +271,7 @@ enum CommandLineParser {
       let missing = UsageError.missingArgument("<task-log>")
       return failure(arguments.isEmpty ? .noArguments(missing) : missing)
     }
-    let options = TimelineOptions(log: log, output: output)
+    let options = TimelineOptions(log: log, output: output, force: force)
     if let output, options.format == nil {
       return failure(
         .invalidValue(

@@ -299,7 +299,7 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: "N", long: "name",
         help:
-          "Compressing, store the original name and time (the default); decompressing, restore them from the header.",
+          "Compressing, store the original name and time (the default); decompressing, restore them from the header (a stored name over 255 bytes, too long for a file name, fails the file).",
         apply: { options, _, _ in options.headerNameAndTime = true }),
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",

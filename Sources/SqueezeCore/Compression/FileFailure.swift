@@ -53,6 +53,9 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case badGzip(GzipFormatError)
   /// `-d` on a name without a known compressed suffix.
   case unknownSuffix
+  /// `-N`: the name stored in the gzip header (FNAME) is longer than a file name can be
+  /// (255 bytes, `NAME_MAX`), so it cannot name the output.
+  case storedNameTooLong(bytes: Int)
   /// A file already exists where `-d` would write; not overwritten without `-f`.
   case outputAlreadyExists(RawPath)
   /// The output did not decompress back to the source (`--rm` checks before removing).
@@ -95,6 +98,8 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .engine(let error): "\(error.library.rawValue) failed: \(error)"
     case .badGzip(let error): "\(error)"
     case .unknownSuffix: "unknown suffix; not decompressed"
+    case .storedNameTooLong(let bytes):
+      "the name stored in its gzip header is \(ByteFormat.count(bytes)) bytes, longer than a file name can be (\(GzipHeader.longestKeptName) bytes); not used (-N)"
     case .outputAlreadyExists(let path):
       "'\(path.displayString)' already exists; not overwritten (use --force)"
     case .verificationFailed(let path, let detail):

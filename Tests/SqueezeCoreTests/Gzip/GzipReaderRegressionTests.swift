@@ -25,8 +25,14 @@ import Testing
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
       "Fuzz/regressions/decoder")
 
+  /// The saved inputs: the folder's files (its subfolders hold other targets' inputs).
   static var inputs: [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+      var isFolder: ObjCBool = false
+      return FileManager.default.fileExists(
+        atPath: folder.appendingPathComponent($0).path, isDirectory: &isFolder)
+        && !isFolder.boolValue
+    }.sorted()
   }
 
   static func outcome(_ bytes: [UInt8], engine: Engine, piece: (Int) -> Int) -> String {
