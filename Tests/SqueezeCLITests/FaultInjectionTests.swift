@@ -160,3 +160,56 @@ enum FaultShim {
     }
   }
 }
+
+/// `scripts/faults/sweep`, run from the tests on a quick subset: one mode, four kinds of call,
+/// the first and the last call of each failing.
+@Suite struct FaultSweepTests {
+  static let sweep = FaultShim.repository + "/scripts/faults/sweep"
+  static let canRun =
+    FaultShim.canBuild && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+
+  @Test(.enabled(if: canRun, "needs gcc and python3"))
+  func aQuickSweepFindsNothingLost() throws {
+    let folder = TemporaryFolder("fault-sweep")
+    let result = try Shell.run(
+      "/usr/bin/python3",
+      [Self.sweep, "--quick", "--binary", SqueezeBinary.path, "--work", folder.url("work")])
+    #expect(result.status == 0, "\(result.stdoutText)\(result.stderrText)")
+    let summary = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
+    #expect(summary.contains(", 0 invariant failures"), "\(result.stdoutText)")
+    // Every point reached the call it was to fail: "8 injected runs (8 reached their call)".
+    let numbers = summary.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+    try #require(numbers.count >= 3, "\(summary)")
+    #expect(numbers[1] >= 8 && numbers[2] == numbers[1], "\(summary)")
+  }
+
+  /// The sweep is not blind: a squeeze that truncates one of its outputs after every run
+  /// (a wrapper around the real one) fails it, with the output named.
+  @Test(.enabled(if: canRun, "needs gcc and python3"))
+  func theSweepCatchesATruncatedOutput() throws {
+    let folder = TemporaryFolder("fault-sweep-broken")
+    let wrapper = try folder.write(
+      "broken-squeeze",
+      text: """
+        #!/bin/sh
+        \(Shell.quote(SqueezeBinary.path)) "$@"
+        status=$?
+        if [ -f src/a.txt.gz ]; then
+          head -c 20 src/a.txt.gz > src/a.txt.gz.cut && mv src/a.txt.gz.cut src/a.txt.gz
+        fi
+        exit $status
+
+        """)
+    chmod(wrapper, 0o755)
+    let result = try Shell.run(
+      "/usr/bin/python3",
+      [
+        Self.sweep, "--binary", wrapper, "--modes", "beside", "--kinds", "write", "--points", "1",
+        "--errnos", "EIO", "--work", folder.url("work"),
+      ])
+    #expect(result.status == 1, "\(result.stdoutText)\(result.stderrText)")
+    #expect(
+      result.stdoutText.contains("wrong or truncated file under a final name: src/a.txt.gz"),
+      "\(result.stdoutText)")
+  }
+}
