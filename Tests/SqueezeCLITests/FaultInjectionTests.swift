@@ -213,3 +213,37 @@ enum FaultShim {
       "\(result.stdoutText)")
   }
 }
+
+extension FaultInjectionTests {
+  /// `--rm` reads each output back before it removes the source; when that read fails the
+  /// source is kept and the output's temporary removed (it was left behind).
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func anOutputThatCannotBeReadBackLeavesNoTemporary() throws {
+    let folder = TemporaryFolder("fault-verify")
+    let source = TestData.text(5_000, seed: 4)
+    try folder.write("src/a.txt", source)
+    // One file read whole by one read (the first), then its output read back (the second,
+    // and a third that finds its end).
+    let counted = try FaultShim.run(["-q", "--rm", "src"], in: folder, failing: nil)
+    try #require(counted.result.status == 0 && counted.counts["read"] == 3, "\(counted.counts)")
+    try FileManager.default.removeItem(atPath: folder.url("src/a.txt.gz"))
+    try folder.write("src/a.txt", source)
+
+    let run = try FaultShim.run(
+      ["-q", "--rm", "src"], in: folder,
+      failing: FaultShim.Fault(kind: "read", at: 2, errno: "EIO"))
+    #expect(run.fired)
+    #expect(run.result.status == 1)
+    #expect(
+      run.result.stderrText.contains("did not verify, source kept")
+        && run.result.stderrText.contains("(errno 5)"), "\(run.result.stderrText)")
+    #expect(try folder.read("src/a.txt") == source)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("src/a.txt.gz")))
+    #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [])
+
+    let again = try SqueezeBinary.run(["-q", "--rm", "src"], currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(try SystemGzip.decompress(folder.url("src/a.txt.gz")) == source)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("src/a.txt")))
+  }
+}
