@@ -15,6 +15,12 @@
 // SQUEEZE_FAULT_KIND    the kind to fail (one of `kinds`); unset: count only
 // SQUEEZE_FAULT_AT      k, counted from 1, over every thread of the process
 // SQUEEZE_FAULT_ERRNO   a name from `errnos` (EIO, ENOSPC, ...) or a number
+// SQUEEZE_FAULT_PATH    only calls on a path containing this text count towards k (a
+//                       descriptor's path is read from /proc/self/fd); the counts file
+//                       still counts every call
+// SQUEEZE_FAULT_REPORT  a file the failed call is described in, one line: its kind, its
+//                       number, the errno and the path it was on (a descriptor's path is
+//                       read from /proc/self/fd)
 //
 // What counts: calls on files and folders. A call that names a path counts unless the path
 // is under /proc, /sys or /dev (the runtime's and the kernel's own files); a call on a
@@ -30,6 +36,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -57,6 +64,8 @@ static uint64_t *record = fallback;
 static int fail_kind = -1;
 static uint64_t fail_at;
 static int fail_errno = EIO;
+static const char *fail_path;
+static uint64_t path_matches;  // calls of the failing kind on a path with `fail_path`
 
 static long (*real_syscall_pointer)(long, ...);
 
@@ -90,6 +99,8 @@ __attribute__((constructor)) static void setup(void) {
     for (int i = 0; i < K_COUNT; i++)
       if (strcmp(kind, kinds[i]) == 0) fail_kind = i;
     fail_at = strtoull(at, NULL, 10);
+    fail_path = getenv("SQUEEZE_FAULT_PATH");
+    if (fail_path && !*fail_path) fail_path = NULL;
   }
   if (code) {
     char *end;
@@ -100,12 +111,48 @@ __attribute__((constructor)) static void setup(void) {
   }
 }
 
-// Counts one call of `kind`; true when this is the call to fail.
-static int counted(enum kind kind) {
+// Writes the failed call's description to SQUEEZE_FAULT_REPORT (raw calls: not counted).
+static void describe(enum kind kind, uint64_t number, const char *path, int fd) {
+  const char *report = getenv("SQUEEZE_FAULT_REPORT");
+  if (!report || !*report) return;
+  char target[4096] = "";
+  if (!path && fd >= 0) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long length = real_syscall()(SYS_readlink, link, target, sizeof target - 1);
+    target[length > 0 ? length : 0] = 0;
+    path = target;
+  }
+  char line[4300];
+  int length = snprintf(line, sizeof line, "%s %llu %d %s\n", kinds[kind],
+                        (unsigned long long)number, fail_errno, path ? path : "");
+  int out = (int)real_syscall()(SYS_openat, AT_FDCWD, report,
+                                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return;
+  real_syscall()(SYS_write, out, line, length > 0 && length < (int)sizeof line ? length : 0);
+  real_syscall()(SYS_close, out);
+}
+
+// Counts one call of `kind` on `path` (or, when null, the descriptor `fd`); true when this
+// is the call to fail.
+static int counted(enum kind kind, const char *path, int fd) {
   uint64_t number = __atomic_add_fetch(&record[kind], 1, __ATOMIC_SEQ_CST);
-  if ((int)kind != fail_kind || number != fail_at) return 0;
+  if ((int)kind != fail_kind) return 0;
+  if (fail_path) {
+    char target[4096] = "";
+    if (!path) {
+      char link[64];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      long length = real_syscall()(SYS_readlink, link, target, sizeof target - 1);
+      target[length > 0 ? length : 0] = 0;
+    }
+    if (!strstr(path ? path : target, fail_path)) return 0;
+    number = __atomic_add_fetch(&path_matches, 1, __ATOMIC_SEQ_CST);
+  }
+  if (number != fail_at) return 0;
   record[K_COUNT] = number;
   record[K_COUNT + 1] = (uint64_t)fail_errno;
+  describe(kind, number, path, fd);
   return 1;
 }
 
@@ -137,11 +184,11 @@ static int is_file_descriptor(int fd) {
 }
 
 static int fails_path(enum kind kind, const char *path) {
-  return !is_system_path(path) && counted(kind);
+  return !is_system_path(path) && counted(kind, path, -1);
 }
 
 static int fails_descriptor(enum kind kind, int fd) {
-  return is_file_descriptor(fd) && counted(kind);
+  return is_file_descriptor(fd) && counted(kind, NULL, fd);
 }
 
 // The next definition of `name` (glibc's), looked up once.
