@@ -42,12 +42,16 @@ enum FaultShim {
 
   /// A failing call: the `at`-th call of `kind` (the shim's kinds: open, read, write, sync,
   /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink) fails
-  /// with `errno` (a name: EIO, ENOSPC, EACCES, ...).
+  /// with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the `at`-th of those on a
+  /// path that contains it.
   struct Fault: CustomTestStringConvertible, Sendable {
     var kind: String
     var at: Int
     var errno: String
-    var testDescription: String { "\(kind) #\(at) fails with \(errno)" }
+    var path: String? = nil
+    var testDescription: String {
+      "\(kind) #\(at)\(path.map { " on '\($0)'" } ?? "") fails with \(errno)"
+    }
   }
 
   /// What a run under the shim did.
@@ -78,6 +82,7 @@ enum FaultShim {
       environment["SQUEEZE_FAULT_KIND"] = fault.kind
       environment["SQUEEZE_FAULT_AT"] = String(fault.at)
       environment["SQUEEZE_FAULT_ERRNO"] = fault.errno
+      environment["SQUEEZE_FAULT_PATH"] = fault.path
     }
     let result = try Shell.run(
       SqueezeBinary.path, arguments, environment: environment, currentDirectory: folder.path)
@@ -245,5 +250,47 @@ extension FaultInjectionTests {
     #expect(again.status == 0, "\(again.stderrText)")
     #expect(try SystemGzip.decompress(folder.url("src/a.txt.gz")) == source)
     #expect(!FileManager.default.fileExists(atPath: folder.url("src/a.txt")))
+  }
+}
+
+extension FaultInjectionTests {
+  /// `--delete` removes only what it can tell is squeeze's; when it cannot examine an entry
+  /// (the manifest, an output's header, a folder, a source that may still be there) it keeps
+  /// the entry and the run fails with the entry named, where it used to keep it silently
+  /// and end with status 0.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      FaultShim.Fault(kind: "open", at: 1, errno: "EACCES", path: ".squeeze-manifest"),
+      FaultShim.Fault(kind: "open", at: 1, errno: "EACCES", path: "gone.txt.gz"),
+      FaultShim.Fault(kind: "open", at: 1, errno: "ENOMEM", path: "sub"),
+    ])
+  func anEntryDeleteCannotExamineIsKeptAndTheRunFails(fault: FaultShim.Fault) throws {
+    let folder = TemporaryFolder("fault-delete")
+    try folder.write("src/kept.txt", TestData.text(3_000, seed: 1))
+    try folder.write("src/gone.txt", TestData.text(3_000, seed: 2))
+    try folder.write("src/sub/deep/c.txt", TestData.text(3_000, seed: 3))
+    let arguments = ["-q", "--delete", "-o", "out", "src/"]
+    let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    try #require(first.status == 0, "\(first.stderrText)")
+    unlink(folder.url("src/gone.txt"))
+    unlink(folder.url("src/sub/deep/c.txt"))
+    rmdir(folder.url("src/sub/deep"))
+    rmdir(folder.url("src/sub"))
+
+    let run = try FaultShim.run(arguments, in: folder, failing: fault)
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      run.result.stderrText.split(separator: "\n").contains {
+        $0.hasPrefix("squeeze: out/") && $0.contains("(errno \(fault.errno == "ENOMEM" ? 12 : 13))")
+      }, "\(run.result.stderrText)")
+    #expect(
+      try SystemGzip.decompress(folder.url("out/kept.txt.gz")) == (try folder.read("src/kept.txt")))
+    #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [])
+
+    let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(TemporaryFolder.files(in: folder.url("out")) == ["kept.txt.gz"])
   }
 }
