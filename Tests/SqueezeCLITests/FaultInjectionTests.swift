@@ -15,19 +15,24 @@ enum FaultShim {
   /// True when gcc is there to build the shim.
   static let canBuild = FileManager.default.isExecutableFile(atPath: "/usr/bin/gcc")
 
-  /// The shim, built once per test process into the system's temporary folder.
+  /// The shim, built once per test process into the build folder (`.build/faults`), under a
+  /// name of its own and then renamed, so a sweep building it at the same time never loads
+  /// a half-written library.
   static let library: Result<String, BuildFailure> = {
-    let folder = NSTemporaryDirectory() + "squeeze-faultshim-\(getpid())"
+    let folder = repository + "/.build/faults"
     try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    let output = folder + "/faultshim.so"
+    let output = folder + "/faultshim-tests.so"
+    let building = folder + "/faultshim-tests.\(getpid()).new"
     do {
       let result = try Shell.run(
         "/usr/bin/gcc",
         [
-          "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", output,
+          "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", building,
           repository + "/scripts/faults/faultshim.c", "-ldl",
         ])
-      guard result.status == 0 else { return .failure(BuildFailure(message: result.stderrText)) }
+      guard result.status == 0, rename(building, output) == 0 else {
+        return .failure(BuildFailure(message: result.stderrText))
+      }
     } catch {
       return .failure(BuildFailure(message: "\(error)"))
     }
