@@ -238,10 +238,17 @@ final class CompressionJob {
       knownDevice: outputDevice)
     var removal: Removal? = nil
     if settings.removesSources {
-      try Verification.verify(
-        request.temporary, expectedLength: bytesRead, expectedCRC: crc,
-        display: output.display.path,
-        decoders: context.decoders)
+      do throws(FileFailure) {
+        try Verification.verify(
+          request.temporary, expectedLength: bytesRead, expectedCRC: crc,
+          display: output.display.path,
+          decoders: context.decoders)
+      } catch {
+        // The output was handed over (closed, its metadata set) but will not be published:
+        // nobody else removes its temporary.
+        try? request.temporary.remove()
+        throw error
+      }
       request.syncsAfterRename = true
       removal = Removal(source: source, status: before)
     }

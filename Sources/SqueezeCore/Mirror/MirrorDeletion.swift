@@ -150,7 +150,7 @@ struct MirrorDeletion {
       if kept.contains(name) { continue }
       if path.isEmpty && (name == ArchiveMarker.name || name == MirrorManifest.name) { continue }
       let child = RelativeLocation(base: base, directory: path, name: name)
-      guard let status = try? child.entryStatus() else { continue }
+      guard let status = examine(child, report: &report) else { continue }
       if status.kind == .directory, let subfolder = children[name],
         plan.usable[subfolder] && plan.isMirrored[subfolder]
       {
@@ -185,6 +185,24 @@ struct MirrorDeletion {
     /// A folder that mirrors nothing: pruned inside, then removed if squeeze made it and it
     /// is empty.
     case folder
+    /// Whether squeeze made it cannot be told (its header or identity cannot be read): kept,
+    /// and reported as a failure.
+    case unexaminable(SystemError)
+  }
+
+  /// The status of the entry at `location`, or nil when it is gone or cannot be examined
+  /// (then a failure is reported: it is kept, and the run is not a success).
+  private func examine(_ location: RelativeLocation, report: inout Report) -> FileStatus? {
+    do {
+      return try location.entryStatus()
+    } catch  where error.code == ENOENT {
+      return nil
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return nil
+    }
   }
 
   /// Decides about the entry at `location` without changing anything.
@@ -195,28 +213,32 @@ struct MirrorDeletion {
   ) -> Judged {
     let name = location.name
     var judged = Judged(location: location, status: status, places: [], verdict: .foreign)
-    switch status.kind {
-    case .regular:
-      guard let sourceName = sourceName(ofOutput: name) else { return judged }
-      judged.places = sources(sourceName)
-      if exists(judged.places, as: .regular) {
-        judged.verdict = .mirrors
-      } else if isOutput(location, of: sourceName) {
-        judged.verdict = .remove(.regular)
+    do throws(SystemError) {
+      switch status.kind {
+      case .regular:
+        guard let sourceName = sourceName(ofOutput: name) else { return judged }
+        judged.places = sources(sourceName)
+        if try exists(judged.places, as: .regular) {
+          judged.verdict = .mirrors
+        } else if try isOutput(location, of: sourceName) {
+          judged.verdict = .remove(.regular)
+        }
+      case .symbolicLink:
+        judged.places = sources(name)
+        if try exists(judged.places, as: .symbolicLink) {
+          judged.verdict = .mirrors
+        } else if try manifest.lists(location.relativePath, in: base) {
+          judged.verdict = .remove(.symbolicLink)
+        }
+      case .directory:
+        judged.places = sources(name)
+        // There, but not walked (excluded, another file system): kept.
+        judged.verdict = try exists(judged.places, as: .directory) ? .mirrors : .folder
+      default:
+        break
       }
-    case .symbolicLink:
-      judged.places = sources(name)
-      if exists(judged.places, as: .symbolicLink) {
-        judged.verdict = .mirrors
-      } else if manifest.lists(location.relativePath, in: base) {
-        judged.verdict = .remove(.symbolicLink)
-      }
-    case .directory:
-      judged.places = sources(name)
-      // There, but not walked (excluded, another file system): kept.
-      judged.verdict = exists(judged.places, as: .directory) ? .mirrors : .folder
-    default:
-      break
+    } catch {
+      judged.verdict = .unexaminable(error)
     }
     return judged
   }
@@ -238,6 +260,11 @@ struct MirrorDeletion {
     case .folder:
       return prune(
         unmirrored: entry.location, status: entry.status, places: entry.places, report: &report)
+    case .unexaminable(let error):
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(entry.location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
     }
   }
 
@@ -250,7 +277,15 @@ struct MirrorDeletion {
     report: inout Report
   ) -> Bool {
     if status.changeTime >= runStart { return keptNew(location, report: &report) }
-    let made = manifest.lists(location.relativePath, in: base)
+    let made: Bool
+    do {
+      made = try manifest.lists(location.relativePath, in: base)
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
     if made && !dryRun && status.permissions & 0o700 != 0o700 {
       let writable = location.isWritableFolder()
       if !writable { try? location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
@@ -275,7 +310,10 @@ struct MirrorDeletion {
         allGone = false  // a live run's, or removed by the next run's cleaning
         continue
       }
-      guard let childStatus = try? child.entryStatus() else { continue }
+      guard let childStatus = examine(child, report: &report) else {
+        allGone = false
+        continue
+      }
       judged.append(
         judge(
           child, status: childStatus,
@@ -301,7 +339,14 @@ struct MirrorDeletion {
     if kind != .directory && status.changeTime >= runStart {
       return keptNew(location, report: &report)
     }
-    if exists(places, as: kind) { return false }
+    do {
+      if try exists(places, as: kind) { return false }
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
     if dryRun {
       report.deleted += 1
       report.deletedPaths.append(display(location))
@@ -334,11 +379,17 @@ struct MirrorDeletion {
   /// FNAME names it, or it is a hard link of the output of another name of the same file,
   /// whose FNAME it carries: in the same folder, or listed in the manifest (a further name
   /// of a hard-link group squeeze linked).
-  private func isOutput(_ location: RelativeLocation, of sourceName: RawPath) -> Bool {
-    guard let (header, status) = ExistingOutput.header(at: location), let named = header.name
+  ///
+  /// - Throws: ``SystemError`` when the file cannot be opened or read, or its manifest
+  ///   identity examined.
+  private func isOutput(
+    _ location: RelativeLocation, of sourceName: RawPath
+  ) throws(SystemError) -> Bool {
+    guard let (header, status) = try ExistingOutput.readHeader(at: location),
+      let named = header.name
     else { return false }
     if named == sourceName.bytes { return true }
-    if manifest.lists(location.relativePath, in: base) { return true }
+    if try manifest.lists(location.relativePath, in: base) { return true }
     guard status.linkCount > 1 else { return false }
     let sibling = location.sibling(
       named: RawPath(bytes: named).addingSuffix(settings.plan.naming.suffix))
@@ -346,9 +397,11 @@ struct MirrorDeletion {
   }
 
   /// True when any of `places` holds an entry of `kind` (following a link there when links
-  /// are followed: it was mirrored as what it leads to). An entry that cannot be examined
-  /// counts as there.
-  private func exists(_ places: [SourcePath], as kind: FileKind) -> Bool {
+  /// are followed: it was mirrored as what it leads to).
+  ///
+  /// - Throws: ``SystemError`` when a place cannot be examined (not `ENOENT`, `ENOTDIR` or
+  ///   `ELOOP`): the source may be there, so its mirror is kept, and the failure reported.
+  private func exists(_ places: [SourcePath], as kind: FileKind) throws(SystemError) -> Bool {
     for place in places {
       let location = MirrorPlan.location(ofFolder: place.path, base: place.base)
       do {
@@ -359,8 +412,6 @@ struct MirrorDeletion {
         if status.kind == kind { return true }
       } catch  where [ENOENT, ENOTDIR, ELOOP].contains(error.code) {
         continue
-      } catch {
-        return true
       }
     }
     return false

@@ -263,12 +263,19 @@ struct MirrorManifest: Equatable, Sendable {
   }
 
   /// True when the entry at `path` below the mirror open as `mirror` is listed here with
-  /// the identity it has now.
-  func lists(_ path: RawPath, in mirror: Int32) -> Bool {
+  /// the identity it has now; false when it is not listed, or is gone (or has a symbolic
+  /// link on its way).
+  ///
+  /// - Throws: ``SystemError`` when a listed entry cannot be examined (`EACCES`, `EIO`,
+  ///   `ENOMEM`): whether it is squeeze's is not known.
+  func lists(_ path: RawPath, in mirror: Int32) throws(SystemError) -> Bool {
     guard let recorded = entries[path] else { return false }
     let location = MirrorPlan.location(ofFolder: path, base: mirror)
-    guard let now = try? EntryIdentity.of(location) else { return false }
-    return now == recorded
+    do {
+      return try EntryIdentity.of(location) == recorded
+    } catch  where [ENOENT, ENOTDIR, ELOOP, EXDEV].contains(error.code) {
+      return false
+    }
   }
 
   /// The entries that still are what was recorded: one that is gone (or has a symbolic

@@ -51,9 +51,18 @@ struct MirrorWork {
       manifest: MirrorManifest(entries: reading.entries)
     ).run()
     if case .unusable(let error) = reading {
-      report.warnings.append(
-        "squeeze: \(manifestDisplay.displayString): \(error); --delete keeps every link and folder"
-      )
+      let cause = "\(error); --delete keeps every link and folder"
+      if case .cannotRead = error {
+        // An I/O error, not a state of the mirror: the run could not do all it was asked.
+        report.failures.append(DiscoveryFailure(path: manifestDisplay, cause: cause))
+      } else {
+        report.warnings.append("squeeze: \(manifestDisplay.displayString): \(cause)")
+      }
+    }
+    if dryRun {
+      // A dry run fails nothing: what it could not examine is said, as a warning.
+      report.warnings += report.failures.map { "squeeze: \($0)" }
+      report.failures = []
     }
     return report
   }

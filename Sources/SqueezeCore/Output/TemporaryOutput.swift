@@ -102,24 +102,35 @@ final class TemporaryOutput {
   /// Gives the output `status`'s owner and group (when `copiesOwnership`), its permission
   /// bits without setuid and setgid, and its access time and `modificationTime`
   /// (nanoseconds), as gzip does; closes it; and registers its file system with the
-  /// publisher. Failures to copy metadata are not fatal (gzip only warns): a wrong time only
-  /// makes the next run treat the output as stale.
+  /// publisher.
+  ///
+  /// Failing to copy metadata fails the file (gzip only warns): an output or a restored
+  /// file under its final name with the wrong mode or time would stay wrong, because the
+  /// next run's quick check takes a file with the source's size and time as done, and a
+  /// restore takes a file whose time is not the `.gz` file's for one that is not squeeze's
+  /// and leaves it alone.
   ///
   /// - Returns: the request to publish it.
-  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a write error.
+  /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` when `fchown(2)`, `fchmod(2)` or
+  ///   `futimens(2)` fails; ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a
+  ///   write error.
   func finish(
     metadataFrom status: FileStatus, modificationTime: Timestamp, copiesOwnership: Bool,
     publisher: Publisher, knownDevice: UInt64? = nil
   ) throws(FileFailure) -> Publisher.Request {
     // A new file is ours already: change the owner only when the source's differs.
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
-      _ = fchown(descriptor, status.userID, status.groupID)
+      try setMetadata(.owner) { fchown(descriptor, status.userID, status.groupID) }
     }
     let permissions = mode_t(status.permissions & 0o1777)
-    if permissions != createdPermissions { _ = fchmod(descriptor, permissions) }
+    if permissions != createdPermissions {
+      try setMetadata(.permissions) { fchmod(descriptor, permissions) }
+    }
     var times = (status.accessTime.timespec, modificationTime.timespec)
-    _ = withUnsafePointer(to: &times) {
-      $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+    try setMetadata(.times) {
+      withUnsafePointer(to: &times) {
+        $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+      }
     }
     let device: UInt64
     if let knownDevice {
@@ -141,5 +152,19 @@ final class TemporaryOutput {
     return Publisher.Request(
       temporary: temporary, final: target, replacesExisting: replacesExisting, device: device,
       syncsAfterRename: false)
+  }
+
+  /// Runs `call` (`fchown`, `fchmod` or `futimens` on the temporary), again when a signal
+  /// interrupted it.
+  ///
+  /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` with `what` and the call's error.
+  private func setMetadata(
+    _ what: FileFailure.Metadata, _ call: () -> Int32
+  ) throws(FileFailure) {
+    do throws(SystemError) {
+      _ = try retryingOnInterrupt(call)
+    } catch {
+      throw .cannotSetMetadata(display.path, what, error)
+    }
   }
 }
