@@ -74,10 +74,7 @@ extension RunConfiguration {
     selection.includes = options.includes.compactMap(Glob.init)
     selection.excludes = options.excludes.compactMap(Glob.init)
     if let olderThan = options.olderThan {
-      let cutoff = now.secondsSinceEpoch - olderThan
-      let seconds = cutoff.rounded(.down)
-      selection.modifiedBefore = Timestamp(
-        seconds: Int64(seconds), nanoseconds: Int32((cutoff - seconds) * 1e9))
+      selection.modifiedBefore = now.subtracting(seconds: olderThan)
     }
     selection.shard = options.shard
     return selection

@@ -46,7 +46,8 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
   /// chunks are independent, so each cut costs ratio: on the corpus's
   /// `big/drivers-net.tar`, libdeflate -6 gave +2.9 % over gzip -6 at 128 KiB, +1.4 % at
   /// 256 KiB, +0.37 % at 1 MiB and +0.1 % at 4 MiB; 1 MiB stays within the +0.5 % the
-  /// project allows while a 4 MB file still splits across 4 cores (README, "Engines").
+  /// project allows while a 4 MB file still splits across 4 cores (SqueezeCore's engines
+  /// and levels article, `EnginesAndLevels.md`).
   public var defaultChunkSize: Int {
     switch self {
     case .fast: 1 << 20

@@ -23,7 +23,9 @@ public enum StoredBlocks {
   /// when the run is not the last of the stream and holds data, the 5 bytes of the empty
   /// block that ends it with the sync marker.
   ///
-  /// - Parameter length: data bytes, ≥ 0.
+  /// - Parameters:
+  ///   - length: data bytes, ≥ 0.
+  ///   - isLast: whether the run ends the deflate stream (no sync marker after it).
   public static func size(ofLength length: Int, isLast: Bool) -> Int {
     let blocks = max(1, (length + maximumBlockLength - 1) / maximumBlockLength)
     return length + blocks * framingBytes + (!isLast && length > 0 ? framingBytes : 0)

@@ -26,6 +26,12 @@ package struct OpenFlags: OptionSet, Sendable, Hashable {
   package static let noControllingTerminal = OpenFlags(rawValue: O_NOCTTY)
   /// Do not wait: a pipe without a writer, a device not ready (`O_NONBLOCK`).
   package static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
+  /// Do not follow a symbolic link at the last component: open the link itself, or fail
+  /// with `ELOOP` (`O_NOFOLLOW`).
+  package static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
+  /// A descriptor that only names the entry (for `fstat`, `*at` calls, file handles),
+  /// neither readable nor writable (`O_PATH`).
+  package static let pathOnly = OpenFlags(rawValue: SQUEEZE_O_PATH)
 
   /// A folder, opened to list it or to work relative to it.
   package static let folder: OpenFlags = [.readOnly, .directory]
@@ -193,8 +199,13 @@ package enum Descriptor {
   package static func setTimes(
     _ descriptor: Int32, access: Timestamp, modification: Timestamp
   ) throws(SystemError) {
-    var times = [access.timespec, modification.timespec]
-    _ = try retryingOnInterrupt { futimens(descriptor, &times) }
+    // Two timespecs side by side, without an array allocated for every file.
+    var times = (access.timespec, modification.timespec)
+    _ = try withUnsafePointer(to: &times) { (pair) throws(SystemError) in
+      try pair.withMemoryRebound(to: timespec.self, capacity: 2) { (first) throws(SystemError) in
+        try retryingOnInterrupt { futimens(descriptor, first) }
+      }
+    }
   }
 
   /// The size of the extended attribute `name` (`fgetxattr(2)`, value not read), or nil
@@ -210,6 +221,28 @@ package enum Descriptor {
     let error = SystemError.current
     if error == .noData || error == .notSupported { return nil }
     throw error
+  }
+}
+
+extension Descriptor {
+  /// The file system's handle for the file open as `descriptor` itself
+  /// (`name_to_handle_at(2)` with `AT_EMPTY_PATH`; a descriptor opened with ``OpenFlags/pathOnly``
+  /// and ``OpenFlags/noFollow`` on a symbolic link names the link): it holds the inode number
+  /// and the inode's generation, a new one each time the number is reused.
+  ///
+  /// - Returns: the handle's type and its bytes (at most 128, the kernel's `MAX_HANDLE_SZ`).
+  /// - Throws: ``SystemError`` from `name_to_handle_at(2)`: `EOPNOTSUPP` when the file
+  ///   system gives no handles.
+  package static func fileHandle(_ descriptor: Int32) throws(SystemError) -> (
+    type: Int32, bytes: [UInt8]
+  ) {
+    var type: Int32 = 0
+    var bytes = [UInt8](repeating: 0, count: 128)
+    let count = bytes.withUnsafeMutableBufferPointer { buffer in
+      squeeze_file_handle(descriptor, &type, buffer.baseAddress, UInt32(buffer.count))
+    }
+    guard count >= 0 else { throw SystemError.current }
+    return (type, Array(bytes.prefix(Int(count))))
   }
 }
 

@@ -30,6 +30,14 @@ package enum ProcessControl {
     Glibc.exit(status)
   }
 
+  /// The most descriptors this process may have open: the soft `RLIMIT_NOFILE`
+  /// (`getrlimit(2)`), `UInt64.max` for no limit, or nil when it cannot be read.
+  package static var openFileLimit: UInt64? {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+    return UInt64(limit.rlim_cur)
+  }
+
   /// The effective user id (`geteuid(2)`): 0 for root.
   package static var effectiveUserID: UInt32 { geteuid() }
   /// The effective group id (`getegid(2)`).

@@ -52,6 +52,11 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
   package static let badDescriptor = SystemError(code: EBADF)
   /// Input/output error. The corresponding C error is `EIO`.
   package static let inputOutput = SystemError(code: EIO)
+  /// Invalid cross-device link: a rename or link between two file systems.
+  /// The corresponding C error is `EXDEV`.
+  package static let crossDevice = SystemError(code: EXDEV)
+  /// Operation canceled: the run is ending. The corresponding C error is `ECANCELED`.
+  package static let canceled = SystemError(code: ECANCELED)
   /// Interrupted system call: a signal arrived. The corresponding C error is `EINTR`.
   package static let interrupted = SystemError(code: EINTR)
 }

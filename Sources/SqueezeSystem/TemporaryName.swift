@@ -30,6 +30,8 @@ package struct TemporaryNamer: Sendable {
   package let identity: ProcessIdentity
   /// The counter for `n`.
   private let counter: Counter
+  /// The temporaries made with these names that exist now (see ``LiveTemporaries``).
+  package let live: LiveTemporaries
 
   /// A day: a temporary whose writer cannot be checked is stale once it is this old.
   static let abandonedAfter: Int64 = 86_400
@@ -49,6 +51,7 @@ package struct TemporaryNamer: Sendable {
     prefix = ".squeeze-\(identity.tag)-"
     prefixBytes = Array(prefix.utf8)
     counter = Counter()
+    live = LiveTemporaries()
   }
 
   /// The leading bytes every squeeze temporary shares.
@@ -135,7 +138,7 @@ package struct TemporaryNamer: Sendable {
     switch owner(of: name) {
     case .live: false
     case .stale: true
-    case .unknown: now.seconds - modified.seconds > TemporaryNamer.abandonedAfter
+    case .unknown: now.seconds(since: modified) > TemporaryNamer.abandonedAfter
     }
   }
 }

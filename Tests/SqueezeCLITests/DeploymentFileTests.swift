@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// The deployment files in `scripts/deploy/` (README, "Beyond one machine"), each run as far
+/// The deployment files in `scripts/deploy/` (the article `Deployment.md`), each run as far
 /// as this machine allows: the systemd units through `systemd-analyze verify` with squeeze
 /// installed (`scripts/install`) and their ExecStart run, the crontab line as cron runs it,
 /// the Slurm batch script and the GNU parallel line, and the Kubernetes Indexed Job's

@@ -230,7 +230,158 @@ import Testing
       try complete("squeeze --isolation ") == [
         "actor", "blocking", "detached", "main-actor", "nonisolated",
       ])
-    #expect(try complete("squeeze timeline --") == ["--help", "--output"])
+    #expect(try complete("squeeze timeline --") == ["--force", "--help", "--output"])
     #expect(try complete("squeeze a.") == ["a.txt"])
+  }
+
+  /// bash-completion's loader, which Debian's `bash-completion` package installs.
+  static let bashCompletionLoader = "/usr/share/bash-completion/bash_completion"
+  static let hasBashCompletion = FileManager.default.fileExists(atPath: bashCompletionLoader)
+
+  /// The line `scripts/install` prints after `marker` (on the same line, or the next one
+  /// when `marker` ends its line): what to add to a shell's start-up file.
+  static func line(after marker: String, in message: String) throws -> String {
+    let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let index = try #require(
+      lines.firstIndex { $0.contains(marker) }, "no '\(marker)' in \(message)")
+    let rest = lines[index].components(separatedBy: marker).last ?? ""
+    let text = rest.trimmingCharacters(in: .whitespaces).isEmpty ? lines[index + 1] : rest
+    return text.trimmingCharacters(in: .whitespaces)
+  }
+
+  /// An environment for a shell run as a user whose home is `home`, with the installed
+  /// binary first on the PATH.
+  static func shellEnvironment(home: String, prefix: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home
+    environment["PATH"] = prefix + "/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
+    for name in ["XDG_DATA_DIRS", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "BASH_COMPLETION_USER_DIR"] {
+      environment[name] = nil
+    }
+    return environment
+  }
+
+  @Test func installSaysHowEachShellFindsItsCompletionAndTheLinesWork() throws {
+    let folder = TemporaryFolder("completion-message")
+    let prefix = folder.url("usr")
+    let home = folder.url("home")
+    try folder.makeFolder("home")
+    let result = try Self.install(prefix: prefix)
+    try #require(result.status == 0, "\(result.stderrText)")
+    let message = result.stdoutText
+    for (shell, path) in [
+      ("bash: ", "share/bash-completion/completions/squeeze"),
+      ("zsh:  ", "share/zsh/site-functions/_squeeze"),
+      ("fish: ", "share/fish/vendor_completions.d/squeeze.fish"),
+    ] {
+      #expect(message.contains("\n  \(shell)\(prefix)/\(path)\n"), "\(message)")
+    }
+    #expect(
+      message.contains("apt-get install bash-completion") == !Self.hasBashCompletion, "\(message)")
+    // No shell looks under this prefix by default: each gets the line that makes it look.
+    let share = prefix + "/share"
+    #expect(
+      try Self.line(after: "bash-completion looks in XDG_DATA_DIRS; add to ~/.bashrc:", in: message)
+        == "export XDG_DATA_DIRS=\"\(share):${XDG_DATA_DIRS:-/usr/local/share:/usr/share}\"")
+    let environment = Self.shellEnvironment(home: home, prefix: prefix)
+
+    // Without bash-completion, sourcing the script registers the completion.
+    let source = try Self.line(after: "without bash-completion, add to ~/.bashrc:", in: message)
+    #expect(source == "source \(share)/bash-completion/completions/squeeze")
+    let sourced = try Shell.run(
+      "/bin/bash", ["-c", source + "\ncomplete -p squeeze"], environment: environment)
+    #expect(sourced.status == 0, "\(sourced.stderrText)")
+    #expect(sourced.stdoutText.contains(" -F _"), "\(sourced.stdoutText)")
+
+    // zsh: the fpath line, then compinit, as a ~/.zshrc runs them.
+    let fpath = try Self.line(after: "add to ~/.zshrc, before compinit runs:", in: message)
+    #expect(fpath == "fpath=(\(share)/zsh/site-functions $fpath)")
+    let zsh = try Shell.run(
+      "/usr/bin/zsh",
+      [
+        "-f", "-c",
+        fpath + "\nautoload -U compinit; compinit -u -D; print -r -- ${_comps[squeeze]}",
+      ],
+      environment: environment)
+    #expect(zsh.status == 0, "\(zsh.stderrText)")
+    #expect(zsh.stdoutText == "_squeeze\n")
+
+    // fish: the config.fish line, then a completion through the installed script.
+    let set = try Self.line(after: "add to ~/.config/fish/config.fish:", in: message)
+    #expect(set == "set -p fish_complete_path \(share)/fish/vendor_completions.d")
+    let fish = try Shell.run(
+      "/usr/bin/fish", ["-c", set + "\ncomplete -C 'squeeze --one-f'"], environment: environment,
+      currentDirectory: home)
+    #expect(fish.status == 0, "\(fish.stderrText)")
+    #expect(fish.stdoutText.hasPrefix("--one-file-system\t"), "\(fish.stdoutText)")
+  }
+
+  @Test func aPrefixUnderHomeIsFoundAsInstalledByBashCompletionAndFish() throws {
+    let folder = TemporaryFolder("completion-home")
+    let home = folder.url("home")
+    try folder.makeFolder("home")
+    let prefix = home + "/.local"
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home
+    let result = try Self.install(environment: environment, prefix: prefix)
+    try #require(result.status == 0, "\(result.stderrText)")
+    let message = result.stdoutText
+    // bash-completion and fish look in ~/.local/share; zsh does not.
+    #expect(message.contains("        found there by bash-completion\n"), "\(message)")
+    #expect(!message.contains("export XDG_DATA_DIRS"), "\(message)")
+    #expect(message.contains("        found there: the folder is in fish_complete_path\n"))
+    #expect(!message.contains("config.fish"), "\(message)")
+    #expect(
+      try Self.line(after: "add to ~/.zshrc, before compinit runs:", in: message)
+        == "fpath=(\(prefix)/share/zsh/site-functions $fpath)")
+    // And fish does find it, with no line added.
+    let fish = try Shell.run(
+      "/usr/bin/fish", ["-c", "complete -C 'squeeze --one-f'"],
+      environment: Self.shellEnvironment(home: home, prefix: prefix), currentDirectory: home)
+    #expect(fish.status == 0, "\(fish.stderrText)")
+    #expect(fish.stdoutText.hasPrefix("--one-file-system\t"), "\(fish.stdoutText)")
+  }
+
+  @Test(
+    .enabled(
+      if: hasBashCompletion,
+      "needs Debian's bash-completion package (scripts/install-dependencies installs it)"))
+  func bashCompletionLoadsTheCompletionWhereInstallSays() throws {
+    /// What bash-completion's on-demand loader registers for squeeze, run as a user whose
+    /// home is `home` after `setup`.
+    func loaded(setup: String, home: String, prefix: String) throws -> String {
+      let script =
+        setup + "\nsource \(Self.bashCompletionLoader)\n_completion_loader squeeze\n"
+        + "complete -p squeeze"
+      let result = try Shell.run(
+        "/bin/bash", ["-c", script],
+        environment: Self.shellEnvironment(home: home, prefix: prefix))
+      #expect(result.status == 0, "\(result.stderrText)")
+      return result.stdoutText
+    }
+    // A prefix nobody searches: found once the printed line has run, not before.
+    let folder = TemporaryFolder("bash-completion")
+    try folder.makeFolder("home")
+    let prefix = folder.url("usr")
+    let result = try Self.install(prefix: prefix)
+    try #require(result.status == 0, "\(result.stderrText)")
+    let export = try Self.line(
+      after: "bash-completion looks in XDG_DATA_DIRS; add to ~/.bashrc:", in: result.stdoutText)
+    #expect(
+      try loaded(setup: export, home: folder.url("home"), prefix: prefix)
+        == "complete -F _squeeze squeeze\n")
+    #expect(
+      try loaded(setup: "", home: folder.url("home"), prefix: prefix)
+        == "complete -F _minimal squeeze\n")
+    // ~/.local: found as installed, as the message says.
+    let home = folder.url("home")
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home
+    let local = try Self.install(environment: environment, prefix: home + "/.local")
+    try #require(local.status == 0, "\(local.stderrText)")
+    #expect(local.stdoutText.contains("        found there by bash-completion\n"))
+    #expect(
+      try loaded(setup: "", home: home, prefix: home + "/.local")
+        == "complete -F _squeeze squeeze\n")
   }
 }

@@ -4,8 +4,9 @@ import SqueezeGzip
 import SqueezeSystem
 import SqueezeTaskLog
 
-/// `--json`: one JSON object on stdout at the end of a run (schema in README.md, "--json"),
-/// encoded by ``encode(to:)``: one place says every key and value.
+/// `--json`: one JSON object on stdout at the end of a run (its schema: the user's guide,
+/// `UsersGuide.md` in `SqueezeCore.docc`, "The --json summary"), encoded by
+/// ``encode(to:)``: one place says every key and value.
 struct JSONSummary {
   /// The version of the objects squeeze prints with `--json` (`"schema"` in each; an object
   /// without one is version 1, from before `ratio` meant compressed ÷ uncompressed in every

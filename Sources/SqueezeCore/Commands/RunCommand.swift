@@ -180,7 +180,11 @@ package struct RunCommand {
       files: totals.files, bytes: totals.bytes, chunkSize: configuration.chunkSize)
     var results = await work(
       prepared, list: list, plan: plan, folders: folders, progress: progress)
-    if let mirror, let folders, !results.interrupted {
+    if results.interrupted {
+      // Outputs waiting for a folder in the way to give way will not take its place now.
+      for entry in results.held { entry.replacement.abandon() }
+      results.held = []
+    } else if let mirror, let folders {
       let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
       reporter.lines(lines)
     }
@@ -245,6 +249,7 @@ package struct RunCommand {
     if let mirror, let folders = plan.mirror {
       deletions = mirror.deletion(
         of: folders, dryRun: true, walkErrors: discovery.failures.count)
+      reporter.lines(deletions?.warnings ?? [])
     }
     let dryRun = DryRun(
       settings: prepared.settings, list: discovery.files, bases: environment.bases)

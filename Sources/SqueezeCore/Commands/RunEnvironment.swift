@@ -13,8 +13,8 @@ final class RunEnvironment {
   let runStart: Timestamp
   /// The folders the run works relative to.
   let bases = BaseDirectories()
-  /// Temporary names.
-  let namer = TemporaryNamer()
+  /// Temporary names, and the temporaries that exist.
+  let namer: TemporaryNamer
   /// Set by a stopping signal.
   let stop: AtomicFlag
   /// Passes a stopping signal to the scheduler.
@@ -40,12 +40,19 @@ final class RunEnvironment {
     runStart = .coarseNow
     let stop = AtomicFlag()
     let stopper = Stopper()
+    let namer = TemporaryNamer()
     self.stop = stop
     self.stopper = stopper
-    signals = SignalHandling { _ in
-      stop.set()
-      stopper.stop()
-    }
+    self.namer = namer
+    signals = SignalHandling(
+      onFirstSignal: { _ in
+        stop.set()
+        stopper.stop()
+      },
+      onSecondSignal: { _ in
+        // The first signal's orderly stop is still under way: its temporaries go now.
+        namer.live.removeAll()
+      })
     do {
       diagnostics = try RunDiagnostics(
         logPath: configuration.taskLog, sampleInterval: configuration.sampleInterval,

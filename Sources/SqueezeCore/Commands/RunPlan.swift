@@ -148,7 +148,7 @@ struct RunPlan: Sendable {
       case .fails: totals.files += 1
       case .work:
         totals.files += 1
-        totals.bytes += file.size
+        totals.bytes = totals.bytes.addingSaturated(file.size)
       }
     }
     return totals

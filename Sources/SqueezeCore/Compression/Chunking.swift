@@ -54,7 +54,7 @@ package enum Chunking: Sendable, Equatable {
 /// chunk size: 1 MiB fast, 128 KiB zlib): minimum `T/4`, hits every `2^maskBits` ≤ `T/2`
 /// bytes on average (`maskBits` = ⌊log2(T/2)⌋), maximum `2T`; chunks average about `0.75·T`.
 /// Measured on the corpus's `big/drivers-net.tar` (132 MB) at level 6 with a throwaway C
-/// program (README, "--rsyncable"): fast (256 KiB, 2^19, 2 MiB) 27,563,123 bytes, +0.16 % over
+/// program (`EnginesAndLevels.md`): fast (256 KiB, 2^19, 2 MiB) 27,563,123 bytes, +0.16 % over
 /// its fixed 1 MiB chunks (+0.54 % over `gzip -6`); zlib (32 KiB, 2^16, 256 KiB) +0.01 % over
 /// its fixed 128 KiB chunks. The fast engine's chunks are independent (no dictionary), so each
 /// cut costs ratio and its chunks stay near its 1 MiB default: 128 KiB minimums cost +0.24 %,

@@ -13,7 +13,8 @@ package enum Isolation: String, Sendable, CaseIterable {
   /// Stage 3 literally, as the session's final code: one `Task.detached` per file, all
   /// created at once, to show what unbounded task creation costs. Detached tasks do not
   /// inherit their creator's priority, so they run in another priority's pool than the
-  /// code that awaits them (see the README's stage table for what that did here).
+  /// code that awaits them (the concurrency diagnostics article, `ConcurrencyDiagnostics.md`
+  /// in `SqueezeCore.docc`, shows what that did here).
   case detached
   /// The session's third problem, thread-pool exhaustion, replayed on real code: as
   /// `nonisolated`, but each file's blocking calls run on the cooperative pool's thread that

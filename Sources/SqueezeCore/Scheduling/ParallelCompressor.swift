@@ -527,12 +527,13 @@ actor ParallelCompressor {
       }
     case .upToDate(let bytes):
       results.upToDate += 1
-      results.bytesUpToDate += bytes
+      results.bytesUpToDate = results.bytesUpToDate.addingSaturated(bytes)
       feed.fileDone(failed: false)
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1
-      results.bytesUpToDate += work.list.files[index].size
+      results.bytesUpToDate = results.bytesUpToDate.addingSaturated(
+        work.list.files[index].size)
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
       results.bytesIn += bytesIn

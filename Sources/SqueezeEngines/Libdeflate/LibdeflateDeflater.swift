@@ -18,7 +18,7 @@ import CLibdeflate
 /// inputs. libdeflate -6 is 0.10 % larger than zlib -6 on the corpus's 20,000 files of
 /// 4 KiB or less (0.2 to 0.7 % on files under 2 KiB); with level 8 there it is 0.03 %
 /// smaller. Raising the limit to 16 KiB saves only 0.13 % more on `tree/` for 5 % more
-/// libdeflate instructions (callgrind), so it stops at 4 KiB (README, "Engines").
+/// libdeflate instructions (callgrind), so it stops at 4 KiB (`EnginesAndLevels.md`).
 final class LibdeflateDeflater: ChunkDeflater {
   private let compressor: OpaquePointer
   /// The compressor for chunks of at most ``smallChunkSize`` bytes (the same one unless the
