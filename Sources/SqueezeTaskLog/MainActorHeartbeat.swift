@@ -45,7 +45,7 @@ package struct HangReport: Sendable, Equatable {
 /// one beat is in flight at a time, so a blocked main actor is not flooded: the lag of a beat
 /// still waiting grows until it runs. A dedicated OS thread keeps time within a few
 /// milliseconds even when every thread of the cooperative pool is busy, where a `Task.sleep`
-/// ticker woke up to 0.5 s late (platform notes). Lags of 250 ms or more are reported as
+/// ticker woke up far too late to measure anything. Lags of 250 ms or more are reported as
 /// microhangs, 500 ms or more as hangs, each as one `hang` event in the task-state log.
 package final class MainActorHeartbeat: Sendable {
   private struct State {
@@ -121,10 +121,14 @@ package final class MainActorHeartbeat: Sendable {
     return (start, lag, severity)
   }
 
-  /// The main actor's lag right now, in seconds: how long the beat in flight has waited, or
-  /// the last beat's lag when none is in flight.
+  /// The main actor's lag at `now`, in seconds: how long the beat in flight has waited, or
+  /// the last beat's lag when none is in flight; never negative.
+  ///
+  /// A caller takes `now` before it asks, so the heartbeat thread may send a beat in between:
+  /// that beat has waited no time at `now` (not a negative time, which the log's reader
+  /// refuses).
   func currentLag(at now: Double = MonotonicClock.now()) -> Double {
-    state.withLock { state in state.sentAt.map { now - $0 } ?? state.lastLag }
+    state.withLock { state in state.sentAt.map { max(0, now - $0) } ?? state.lastLag }
   }
 
   /// Stops the thread, counts a beat still waiting as a lag of its own, and returns the

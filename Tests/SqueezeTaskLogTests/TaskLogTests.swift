@@ -218,6 +218,19 @@ import Testing
     #expect(clean.hangs == 0, "\(reports)")
     #expect(clean.worstLag >= 0.25 && clean.worstLag < 0.5, "\(reports)")
   }
+
+  /// The sampler takes its time, then asks for the lag; a beat sent in between has waited
+  /// no time then, never a negative time (which the log's reader refuses as out of range).
+  @MainActor
+  @Test func aBeatSentAfterTheSamplersTimeIsNoLagNotANegativeOne() {
+    let heartbeat = MainActorHeartbeat(period: 0.001, log: nil)
+    let before = MonotonicClock.now()
+    heartbeat.start()
+    // The main actor is held here, so the first beat stays in flight once it is sent.
+    while heartbeat.currentLag(at: before + 1_000) < 500 {}
+    #expect(heartbeat.currentLag(at: before) == 0)
+    _ = heartbeat.stop()
+  }
 }
 
 /// Thread states come from /proc/self/task: a thread spinning is running, one waiting on a
