@@ -17,8 +17,7 @@ import Testing
 ///   code (a blank page).
 @Suite struct TaskLogFuzzRegressionTests {
   static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-      "Fuzz/regressions/tasklog")
+    .deletingLastPathComponent().appendingPathComponent("Fuzz/regressions/tasklog")
 
   static var inputs: [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()

@@ -3,10 +3,9 @@ import SqueezeEngines
 import SqueezeGzip
 import Testing
 
-@testable import SqueezeCore
 @testable import TestSupport
 
-/// Stored deflate blocks (RFC 1951 §3.2.4), written without zlib: the framing byte for byte,
+/// Stored deflate blocks (RFC 1951 section 3.2.4), written without zlib: the framing byte for byte,
 /// and members the system's gzip reads back.
 @Suite struct StoredBlocksTests {
   static func encode(_ input: [UInt8], isLast: Bool) -> [UInt8] {

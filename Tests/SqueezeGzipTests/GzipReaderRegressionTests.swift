@@ -3,8 +3,6 @@ import SqueezeEngines
 import SqueezeGzip
 import Testing
 
-@testable import SqueezeCore
-
 /// Replays every input the gzip reader's fuzzer found (`scripts/fuzz decoder` saves them in
 /// Tests/Fuzz/regressions/decoder):
 /// the decoder must give the same result however the input is cut into pieces.
@@ -22,8 +20,11 @@ import Testing
 ///   (12009 or 12017): with the fast engine the fault must not depend on them, the position
 ///   may (zlib's stays exact).
 @Suite struct GzipReaderRegressionTests {
+  /// What the output's sink could throw: nothing here, it only collects.
+  enum SinkError: Error {}
+
   static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+    .deletingLastPathComponent().appendingPathComponent(
       "Fuzz/regressions/decoder")
 
   /// The saved inputs: the folder's files (its subfolders hold other targets' inputs).
@@ -49,7 +50,7 @@ import Testing
         let end = min(bytes.count, start + max(1, piece(index)))
         index += 1
         try bytes[start..<end].withUnsafeBytes { chunk in
-          try decoder.feed(chunk) { (out: UnsafeRawBufferPointer) throws(FileFailure) in
+          try decoder.feed(chunk) { (out: UnsafeRawBufferPointer) throws(SinkError) in
             produced.append(contentsOf: out)
           }
         }
@@ -57,7 +58,7 @@ import Testing
       }
       try decoder.finish()
       return "ok \(produced.count) \(decoder.members)"
-    } catch let error as GzipStreamError<FileFailure> {
+    } catch let error as GzipStreamError<SinkError> {
       if case .format(let format) = error { return "error \(format)" }
       return "sink"
     } catch {
