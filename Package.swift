@@ -6,17 +6,20 @@
 // `package` declarations, so the compiler keeps a lower layer from calling a higher one.
 //
 //   CZlib, CLibdeflate, CIsal, CSystem   C libraries (system library targets)
-//   SqueezeSystem    file descriptors, raw-byte paths, file status, errno, signals, threads,
-//                    the clock: the only Swift module that imports Glibc or CSystem; the
-//                    others use its typed wrappers
+//   SqueezeSystem    file descriptors, raw-byte paths, file status, errno, temporaries made
+//                    through their folder's descriptor, signals, threads, the clock: the only
+//                    Swift module that imports Glibc or CSystem; the others use its typed
+//                    wrappers
 //   SqueezeEngines   deflate and inflate behind two protocols, with the zlib, libdeflate and
 //                    ISA-L adapters: the only module that imports the compression libraries
 //   SqueezeGzip      the gzip format (RFC 1952): header, trailer, compression levels, the
 //                    streaming decoder (the decoder's fuzz target builds against this module,
 //                    SqueezeEngines and SqueezeSystem alone)
 //   SqueezeTaskLog   task states, their counters and hooks, the task-state log's writer, its
-//                    sampler and the main-actor heartbeat, and the log's reader
-//   SqueezeTimeline  drawing a task-state log: SVG, an HTML page, a Chrome trace
+//                    sampler and the main-actor heartbeat, the log's reader, and JSONWriter
+//                    (the one JSON writer: the log, the trace, the page's data, -l --json)
+//   SqueezeTimeline  drawing a task-state log: SVG, an HTML page, a Chrome trace (the
+//                    task-log fuzz target builds against this module and SqueezeTaskLog)
 //   SqueezeCore      the pipeline: discover, plan, execute (the scheduler, compression,
 //                    restores, outputs, mirrors), report, from one resolved configuration
 //   SqueezeCLI       the command line: the option table, the parser, help, man page and
@@ -35,9 +38,9 @@ import PackageDescription
 
 // Release builds use the static Swift runtime and Foundation (-static-stdlib, as
 // `swift build --static-swift-stdlib` does, so every script's plain `swift build -c release`
-// gets it): a process starts in about 10 ms instead of 20 ms spent loading and binding some
-// twenty shared libraries, ICU among them, which was 7 % of restoring a 130 MB file (issue
-// 10). Debug builds, which the tests link against, keep the shared runtime.
+// gets it): a process starts without loading and binding some twenty shared libraries, ICU
+// among them (what that cost: the Performance article). Debug builds, which the tests link
+// against, keep the shared runtime.
 let staticRuntime = ["-static-stdlib"]
 
 let swiftSettings: [SwiftSetting] = [
@@ -60,7 +63,8 @@ let package = Package(
       providers: [.apt(["zlib1g-dev"])]
     ),
     // libdeflate is linked statically (its module map links ":libdeflate.a"): no pkgConfig,
-    // which would add -ldeflate, the shared library (measured 25 % slower, issue 10).
+    // which would add -ldeflate, the shared library (measurably slower: see the Performance
+    // article).
     .systemLibrary(
       name: "CLibdeflate",
       path: "Sources/CLibdeflate",

@@ -3,7 +3,7 @@ import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
 
-/// Everything the command line chose for a run, after parsing (spec §3).
+/// Everything the command line chose for a run, after parsing.
 struct Options: Sendable, Equatable {
   /// The mode (`-d`, `-t`, `-l`; compress otherwise).
   var mode: RunMode = .compress

@@ -22,7 +22,7 @@ package struct CompressionLevel: Sendable, Hashable, CustomStringConvertible {
   /// Level 9 (`--best`, as gzip).
   package static let best = CompressionLevel(9)!
 
-  /// The gzip header's XFL byte for this level (RFC 1952 §2.3.1): 2 for the slowest
+  /// The gzip header's XFL byte for this level (RFC 1952 section 2.3.1): 2 for the slowest
   /// algorithms (level 9 and libdeflate's 10 to 12), 4 for the fastest (level 1), 0
   /// otherwise, as gzip and libdeflate write it.
   var extraFlags: UInt8 {

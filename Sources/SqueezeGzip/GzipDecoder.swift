@@ -203,7 +203,7 @@ package struct GzipDecoder {
   }
 
   /// Checks the 8 trailer bytes collected in `pending` against the member's CRC-32 and
-  /// ISIZE (RFC 1952 §2.3.1) and ends the member.
+  /// ISIZE (RFC 1952 section 2.3.1) and ends the member.
   private mutating func checkTrailer() throws(GzipFormatError) {
     let trailer = pending.withUnsafeBytes { GzipTrailer($0)! }
     pending = []

@@ -1,14 +1,14 @@
 import SqueezeEngines
 import SqueezeSystem
 
-/// The header of one gzip member (RFC 1952 §2.3): what squeeze writes and what it reads back.
+/// The header of one gzip member (RFC 1952 section 2.3): what squeeze writes and what it reads back.
 ///
 /// squeeze writes the 10 fixed bytes (ID1 ID2 CM FLG MTIME XFL OS) and, unless `-n`, the
 /// original file name (FNAME); it writes no FEXTRA, FCOMMENT or FHCRC, so outputs are the
 /// size gzip's would be. The parser accepts every field RFC 1952 defines.
 package struct GzipHeader: Sendable, Equatable {
   /// MTIME: the original file's modification time in seconds since the epoch; 0 means none
-  /// (RFC 1952 §2.3.1). Times outside 1 ... 2^32-1 are stored as 0, as gzip does.
+  /// (RFC 1952 section 2.3.1). Times outside 1 ... 2^32-1 are stored as 0, as gzip does.
   package var modificationTime: UInt32
   /// FNAME: the original file name without the folder, as raw bytes (no NUL); nil when
   /// absent, or when longer than ``longestKeptName`` (``nameLength`` then says how long).
@@ -23,7 +23,7 @@ package struct GzipHeader: Sendable, Equatable {
   package var extra: [UInt8]?
   /// XFL: 2 = slowest compression (level 9 and above), 4 = fastest (level 1), otherwise 0.
   var extraFlags: UInt8
-  /// OS: 3 = Unix (RFC 1952 §2.3.1).
+  /// OS: 3 = Unix (RFC 1952 section 2.3.1).
   var operatingSystem: UInt8
   /// FTEXT: the writer guessed the data is text (squeeze never sets it).
   var isText: Bool
@@ -76,12 +76,12 @@ package struct GzipHeader: Sendable, Equatable {
   /// The longest FCOMMENT kept (squeeze shows none; longer ones are read past): 1 KiB.
   package static let longestKeptComment = 1024
 
-  /// ID1 ID2 (RFC 1952 §2.3.1).
+  /// ID1 ID2 (RFC 1952 section 2.3.1).
   package static let magic: (UInt8, UInt8) = (0x1F, 0x8B)
   /// CM = 8: deflate.
   static let deflateMethod: UInt8 = 8
 
-  /// FLG bits (RFC 1952 §2.3.1).
+  /// FLG bits (RFC 1952 section 2.3.1).
   package enum Flag {
     /// FTEXT: the data is probably text.
     package static let text: UInt8 = 0x01
@@ -145,7 +145,7 @@ package struct GzipHeader: Sendable, Equatable {
     case invalid(GzipFormatError)
   }
 
-  /// Parses a header at the start of `bytes` (RFC 1952 §2.3), checking the magic number,
+  /// Parses a header at the start of `bytes` (RFC 1952 section 2.3), checking the magic number,
   /// the method, the reserved flag bits and, when FHCRC is set, the header's CRC-16
   /// (``GzipHeaderReader``, which reads headers that arrive in pieces).
   package static func parse(_ bytes: UnsafeRawBufferPointer) -> ParseResult {
@@ -154,7 +154,7 @@ package struct GzipHeader: Sendable, Equatable {
   }
 }
 
-/// The 8-byte member trailer (RFC 1952 §2.3.1): CRC32 and ISIZE, little-endian.
+/// The 8-byte member trailer (RFC 1952 section 2.3.1): CRC32 and ISIZE, little-endian.
 package struct GzipTrailer: Sendable, Equatable {
   /// CRC-32 of the uncompressed data.
   package var crc: UInt32

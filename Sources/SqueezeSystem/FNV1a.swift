@@ -1,6 +1,7 @@
 /// The 64-bit FNV-1a hash (Fowler–Noll–Vo, offset basis 0xcbf29ce484222325, prime
 /// 0x100000001b3) over raw bytes: stable across processes, machines and versions, unlike
-/// Swift's per-process seeded `Hasher`. `--shard` depends on it (spec §7).
+/// Swift's per-process seeded `Hasher`. `--shard` depends on it: a
+/// file's shard must be the same wherever and whenever it is computed.
 package enum FNV1a {
   /// The offset basis.
   static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -174,7 +174,8 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
   }
 }
 
-/// The lossless byte-to-text mapping of ``RawPath/displayString`` (spec §3).
+/// The lossless byte-to-text mapping of ``RawPath/displayString``: a name that is not UTF-8
+/// is shown with its bytes escaped, never silently changed.
 package enum DisplayEscaping {
   private static let hexDigits = Array("0123456789abcdef".utf8)
 

@@ -1,7 +1,7 @@
 import CSystem
 import Glibc
 
-/// Where squeeze's human output goes (spec §3: progress, summaries, `-v` lines and errors
+/// Where squeeze's human output goes (progress, summaries, `-v` lines and errors
 /// go to stderr; stdout carries only `--json`, `-l` tables and `-c` data).
 package struct TextOutput: Sendable {
   /// The file descriptor written to.

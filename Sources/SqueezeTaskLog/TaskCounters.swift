@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The task-state counters of spec §5, kept by the code paths themselves (through
-/// ``TaskTracker``) as atomics, so a sampler thread can read them without entering any actor
-/// and disturbing what it measures. An increment costs ~60 ns (platform notes), well under
-/// 1 % of a small file.
+/// The task-state counters of the task-state log (`--task-log`), kept by the code paths
+/// themselves (through ``TaskTracker``) as atomics, so a sampler thread can read them without
+/// entering any actor and disturbing what it measures. An increment is one atomic
+/// operation, a small share of compressing even a small file.
 package final class TaskCounters: Sendable {
   /// Jobs executing on a thread right now: tasks and chunks of big files.
   package let running = Atomic<Int>(0)

@@ -1,4 +1,4 @@
-/// The states of a task in the task-state log (spec §5), counted as Instruments' Swift Tasks
+/// The states of a task in the task-state log (`--task-log`), counted as Instruments' Swift Tasks
 /// track counts them (WWDC22 "Visualize and optimize Swift concurrency"): a task is
 /// *running* while one of its jobs executes on a thread (also while that thread is blocked in
 /// a system call), *enqueued* while a job of it sits on an executor's queue waiting for a

@@ -2,7 +2,7 @@ import SqueezeSystem
 import Synchronization
 
 /// Keeps the task-state counters and, when a task-state log is written, logs every change
-/// (spec §5). Code paths call it at each step of a file's life: created (enqueued), running
+/// (`--task-log`). Code paths call it at each step of a file's life: created (enqueued), running
 /// on a thread, suspended for a reason, enqueued again when resumed, done; and for each
 /// chunk of a big file: enqueued, running on a thread, done.
 ///
@@ -28,7 +28,7 @@ import Synchronization
 /// lock, with its time taken there: the log's order is the order of the changes, so a reader
 /// replaying it gets the same counts as the counters at every instant (`maxRunning` in
 /// `end` is the replay's maximum), and a thread's running spans never overlap in it. Without
-/// a log a change is a few relaxed atomic operations (~60 ns each, platform notes), and
+/// a log a change is a few relaxed atomic operations, and
 /// nothing is formatted.
 ///
 /// Building with `-Xswiftc -DSQUEEZE_NO_TASK_HOOKS` compiles every hook out (no counters, no

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// A mirror is a backup (issue 11): `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
+/// A mirror is a backup: `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
 /// entry by entry, arguments map as rsync's, re-runs change nothing.
 @Suite(.serialized) struct MirrorRoundTripTests {
   /// Runs a Python script in `folder` (raw names, FIFOs, nanosecond times, hard links).

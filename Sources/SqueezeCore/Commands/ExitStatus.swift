@@ -1,4 +1,4 @@
-/// squeeze's exit statuses (spec §3, "Exit status").
+/// squeeze's exit statuses, documented in the man page for scripts and cron jobs.
 package enum ExitStatus: Int32, Sendable {
   /// Every selected file done or up to date; skips are not failures.
   case success = 0

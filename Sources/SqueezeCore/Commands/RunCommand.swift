@@ -3,7 +3,7 @@ import SqueezeTaskLog
 import Synchronization
 
 /// `squeeze [options] <path>...` with files and folders: compress (the default), decompress
-/// (`-d`) or test (`-t`) them in parallel (spec §3, §4).
+/// (`-d`) or test (`-t`) them in parallel.
 ///
 /// A run is five phases, each deciding one thing and handing it on, never changing what an
 /// earlier phase decided: ``prepare(_:)`` (signals, diagnostics, the output folder: can the

@@ -50,7 +50,8 @@ package struct Shard: Sendable, Equatable {
   }
 
   /// True when a file whose path relative to its argument is `relativePath` belongs to
-  /// this shard: FNV-1a 64 of the path's raw bytes, modulo `count` (spec §7).
+  /// this shard: FNV-1a 64 of the path's raw bytes, modulo `count`: the
+  /// same split on every machine and every version, so shards can run anywhere.
   func contains(_ relativePath: RawPath) -> Bool {
     Int(FNV1a.hash64(relativePath.bytes) % UInt64(count)) == index - 1
   }

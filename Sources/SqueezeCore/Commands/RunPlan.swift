@@ -20,8 +20,8 @@ enum FileDisposition: Sendable, Equatable {
 /// What a run will do with each listed entry, decided before any work starts (the "plan"
 /// phase of ``RunCommand``) and never changed after: one ``FileDisposition`` per file, the
 /// mirror's folders, links and hard-link groups, the failures that are not a file's, and the
-/// totals progress is measured against (spec §4, "Re-runs"; issue 11: "Progress counts this
-/// run's work").
+/// totals progress is measured against (progress counts this run's work: files already up
+/// to date are counted apart, so a re-run's bar does not start half full).
 ///
 /// Existing outputs are inspected here, in parallel over contiguous ranges of the list (a
 /// folder's files are contiguous), each range listing an output folder once (`getdents64`)
@@ -155,7 +155,7 @@ struct RunPlan: Sendable {
   }
 }
 
-/// What the progress reporter measures a run against (issue 11): the files and bytes this
+/// What the progress reporter measures a run against: the files and bytes this
 /// run has to do, and the files already up to date, counted apart.
 struct ProgressTotals: Sendable, Equatable {
   /// Files to work on.

@@ -4,8 +4,8 @@ import SqueezeTaskLog
 /// Everything a run of files says: discovery's failures, warnings and skips, the plan's
 /// failures, each file's messages while the work goes on (through the ``ProgressReporter``),
 /// the mirror's lines, the summary line, `--json`, and `--dry-run`'s plan. The phases hand
-/// it what they found; nothing else writes to stdout or stderr (spec §3: results on stdout,
-/// messages on stderr).
+/// it what they found; nothing else writes to stdout or stderr (results on stdout, so they
+/// can be piped; messages on stderr).
 @MainActor
 final class RunReporter {
   /// The run's configuration: verbosity, progress, `--json`.

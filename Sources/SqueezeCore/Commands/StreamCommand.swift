@@ -1,7 +1,7 @@
 import SqueezeGzip
 import SqueezeSystem
 
-/// `squeeze -c` and standard input (spec §3): compress, decompress or test standard input or
+/// `squeeze -c` and standard input: compress, decompress or test standard input or
 /// the named files (folders walked) into standard output, as gzip does
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel.

@@ -11,7 +11,7 @@ import Synchronization
 /// this machine against libdeflate -6's 80 MB/s a core, and the first quarter of each chunk is
 /// not even read), so one scanner keeps every core compressing. It runs on a `Thread`, not on
 /// Swift's cooperative pool: on the pool it would take a thread from a compression each time
-/// it ran (platform notes, "thread pool exhaustion"); here the kernel shares the cores.
+/// it ran (the session's "thread pool exhaustion"); here the kernel shares the cores.
 ///
 /// Memory is bounded: the scanner reads 256 KiB at a time with `pread` into a buffer of its
 /// own and stays at most ``lead`` boundaries ahead of the compression (then it waits), so the

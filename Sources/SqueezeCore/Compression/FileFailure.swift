@@ -3,7 +3,7 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
-/// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").
+/// files (one bad file never stops a backup); the exit status becomes 1.
 ///
 /// Messages are lowercase without a final period, name other paths in single quotes and keep
 /// the system's cause, and are printed as `squeeze: <path>: <message>`.

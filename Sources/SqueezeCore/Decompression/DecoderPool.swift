@@ -21,8 +21,8 @@ final class DecodeWorkspace: @unchecked Sendable {
   /// Bytes per read: 128 KiB.
   static let inputSize = 128 * 1024
   /// Bytes per inflated chunk: 512 KiB. ISA-L copies the last 32 KiB of each call's output
-  /// into its own window, so a bigger buffer copies less: 128 KiB cost about 5 % of a big
-  /// restore's samples in `memmove` (issue 10).
+  /// into its own window, so a bigger buffer copies less (the Performance article gives
+  /// what a smaller one cost).
   static let outputSize = 512 * 1024
 
   /// - Throws: ``EngineError`` when the engine cannot allocate an inflater.

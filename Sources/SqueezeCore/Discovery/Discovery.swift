@@ -92,7 +92,7 @@ struct DiscoveryResult: Sendable {
 }
 
 /// Walks the arguments and lists the regular files to work on, recursively, without following
-/// symbolic links unless asked (spec §4, "Skips").
+/// symbolic links unless asked.
 ///
 /// Each folder is opened relative to its argument's open folder, read completely with
 /// `getdents64` (a file costs one `fstatat`), sorted by name, and closed before its

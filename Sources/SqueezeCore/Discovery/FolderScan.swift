@@ -2,7 +2,7 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// One folder's listing, read without touching the run's list: what ``Discovery`` records
-/// from it, in the order it records it (spec §4, "Skips").
+/// from it, in the order it records it.
 ///
 /// Reading a folder needs only its argument's open folder and the walk's options, so several
 /// folders can be read at once on different threads (``ParallelListing``) and recorded in walk

@@ -6,8 +6,8 @@ import Synchronization
 /// to ``Discovery`` on the calling thread in walk order, as soon as its turn comes.
 ///
 /// Listing is a file system call or two per entry (`getdents64`, then `fstatat`), done before
-/// any file is worked on: on one thread it was about a tenth of a run over 20,000 small files
-/// (issue 10). Here each folder read (``FolderScan``) is a piece of work of its own: the
+/// any file is worked on: on one thread it was a noticeable share of a run over many small
+/// files (the Performance article gives it). Here each folder read (``FolderScan``) is a piece of work of its own: the
 /// threads take folders from a shared stack, and each folder read adds its subfolders to it,
 /// so a tree is spread over the threads however unevenly its files lie. The stack gives out
 /// folders in walk order (a folder's first subfolder first), and the calling thread records

@@ -5,7 +5,7 @@ import SqueezeSystem
 /// which symbolic links it stores and what sits at their paths now, which files are further
 /// names of a hard-link group (linked, not compressed again), and which entries clash.
 ///
-/// A mirror is a backup (spec §4, "Mirror"): `squeeze -d -o R M/` after `squeeze -o M S/`
+/// A mirror is a backup: `squeeze -d -o R M/` after `squeeze -o M S/`
 /// gives back S: names, contents, modes, times, owners as root, symbolic links as links,
 /// empty folders, folder metadata and hard-link groups (as `rsync -aH`).
 struct MirrorPlan: Sendable {

@@ -1,8 +1,8 @@
 import SqueezeGzip
 import SqueezeSystem
 
-/// What sits at an output path before squeeze writes it, and what to do about it
-/// (spec §4, "Re-runs").
+/// What sits at an output path before squeeze writes it, and what to do about it (a re-run
+/// skips outputs that are up to date and never overwrites a file squeeze did not make).
 enum ExistingOutput: Sendable, Equatable {
   /// Nothing: publish without replacing anything.
   case absent
@@ -106,7 +106,7 @@ enum ExistingOutput: Sendable, Equatable {
   }
 
   /// Inspects what sits where `-d` restores a file, against the `.gz` file `source`
-  /// (spec §4, "Restore re-runs are incremental"): a regular file of the size the `.gz`
+  /// (restore re-runs are incremental): a regular file of the size the `.gz`
   /// file's trailer gives (ISIZE, modulo 2^32), with the `.gz` file's modification time to
   /// the nanosecond and its permission bits, is up to date; any other regular file is
   /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is ``stale``
@@ -143,7 +143,7 @@ enum ExistingOutput: Sendable, Equatable {
   }
 
   /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
-  /// modulo 2^32, RFC 1952 §2.3.1), or nil when it cannot be read.
+  /// modulo 2^32, RFC 1952 section 2.3.1), or nil when it cannot be read.
   static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {
     guard size >= 18, let file = try? location.open(flags: .source)
     else { return nil }

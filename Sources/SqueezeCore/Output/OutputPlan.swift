@@ -1,7 +1,7 @@
 import SqueezeGzip
 import SqueezeSystem
 
-/// Where each file's output goes and what it is called (spec §4, "Output" and "Mirror").
+/// Where each file's output goes and what it is called.
 ///
 /// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With
 /// `-o OUT`, arguments map as rsync's and cp's (``ArgumentMapping``): `squeeze -o OUT a b/`

@@ -5,7 +5,7 @@ import Synchronization
 /// Publishes finished temporaries under their final names: durably, atomically, in
 /// batches, on a thread of its own.
 ///
-/// The guarantee (spec §4): an output appears under its final name only after its bytes
+/// The guarantee: an output appears under its final name only after its bytes
 /// are on disk, and it appears whole or not at all. A compression task writes a temporary in
 /// the output's folder, closes it and hands it here; this thread waits for the batch of
 /// everything handed in so far, commits the file systems involved with one `syncfs(2)` each

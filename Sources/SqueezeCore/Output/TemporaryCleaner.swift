@@ -1,7 +1,7 @@
 import SqueezeSystem
 import Synchronization
 
-/// Removes the temporaries killed runs left behind (spec §4): in every folder discovery
+/// Removes the temporaries killed runs left behind: in every folder discovery
 /// walks, and in every output folder the first time a run writes there (so the mirror of a
 /// `-o` backup is cleaned too). A temporary is removed only when ``TemporaryNamer/isStale``
 /// says its writer is gone, never one a live run is still writing.

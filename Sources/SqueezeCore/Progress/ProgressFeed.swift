@@ -8,7 +8,7 @@ import Synchronization
 /// `AsyncStream` the ``ProgressReporter`` awaits on the main actor. Coalescing in the
 /// accumulator is what keeps the main actor's cost independent of the number of files: ten
 /// thousand small files cause at most ten wake-ups a second, not ten thousand hops (a hop
-/// through `await MainActor.run` costs 6–11 µs and makes the caller wait; platform notes).
+/// through `await MainActor.run` makes the caller wait for the main actor).
 final class ProgressFeed: Sendable {
   /// Totals so far and the messages posted since the last drain.
   struct Snapshot: Sendable, Equatable {

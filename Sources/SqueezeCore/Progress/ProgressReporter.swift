@@ -13,7 +13,7 @@ package enum ProgressStyle: String, Sendable, CaseIterable {
 }
 
 /// What the user sees while a run works: the live bar or plain lines, error and `-v`
-/// lines, in that order on stderr (spec §2, "ProgressReporter").
+/// lines, in that order on stderr.
 ///
 /// `@MainActor`, as in the WWDC22 File Squeezer. It never waits on compression: it wakes
 /// when the ``ProgressFeed`` yields (at most ~10 times a second), drains the coalesced

@@ -11,8 +11,8 @@ import SqueezeSystem
 ///   rename, and (for `--rm`) `fsync` of its folder, where the other modes hand the output
 ///   to the publisher's thread, which commits a whole batch with one `syncfs`.
 ///
-/// Swift's cooperative pool is as wide as the cores and adds no thread when one blocks
-/// (platform notes): while a pool thread waits in the kernel, work that is ready waits
+/// Swift's cooperative pool is as wide as the cores and adds no thread when one blocks:
+/// while a pool thread waits in the kernel, work that is ready waits
 /// `enqueued` for it. The task-state log shows it as running tasks whose threads are blocked.
 enum BlockingReplay {
   /// Drops the cached pages of file `index`'s source, so that reading it waits for the disk.

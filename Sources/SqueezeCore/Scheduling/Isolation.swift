@@ -1,5 +1,5 @@
 /// Where compression runs: the stages of the WWDC22 session "Visualize and optimize Swift
-/// concurrency" (spec §1), selected with `--isolation`.
+/// concurrency" (WWDC22), replayed with `--isolation` so each stage's timeline can be seen.
 package enum Isolation: String, Sendable, CaseIterable {
   /// Stage 1: on the main actor, inside the progress reporter's isolation. One file at a time
   /// and the main actor blocked while it compresses: hangs.
@@ -21,8 +21,8 @@ package enum Isolation: String, Sendable, CaseIterable {
   /// compresses it, as naive code makes them: its source is read from the disk (its cached
   /// pages dropped first, `posix_fadvise(POSIX_FADV_DONTNEED)`, as on a cold cache), and its
   /// output is made durable there (`fsync` of the file, the rename, `fsync` of the folder)
-  /// instead of in a batch on the publisher's thread. The pool adds no thread when one
-  /// blocks (platform notes), so fewer threads compress than there are cores.
+  /// instead of in a batch on the publisher's thread. Swift's cooperative pool adds no
+  /// thread when one blocks, so fewer threads compress than there are cores.
   case blocking
 
   /// What the mode asks of the scheduler: the one place the five modes differ.

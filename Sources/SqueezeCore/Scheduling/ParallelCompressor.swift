@@ -2,7 +2,8 @@ import SqueezeEngines
 import SqueezeSystem
 import SqueezeTaskLog
 
-// Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
+// Design of the parallel part (the three roles of the WWDC22 session's File Squeezer: a
+// @MainActor progress reporter, an actor that owns the work, nonisolated compression).
 //
 // Pipeline. Discovery hands over a `FileList`. `processAll()` walks the files in start order
 // (files of several chunks first, largest first, so the biggest work starts early; then the
@@ -40,7 +41,7 @@ import SqueezeTaskLog
 // thread; the task-state sampler and the main-actor heartbeat have threads of their own; the
 // main actor only ever drains coalesced progress.
 //
-// Errors and cancellation. A file's failure is recorded and the run goes on (spec §4). A stop
+// Errors and cancellation. A file's failure is recorded and the run goes on (one bad file never stops a backup). A stop
 // request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag and closes the slots: no new file
 // or chunk starts, running compressions stop at their next chunk and remove their
 // temporaries, and the publisher removes whatever it has not renamed yet. Every continuation

@@ -1,6 +1,6 @@
 import SqueezeSystem
 
-/// Removing a source once its output is durable (`--rm`, spec §4): the output is on disk under
+/// Removing a source once its output is durable (`--rm`): the output is on disk under
 /// its final name with its folder synced and has been verified by decompressing it; the
 /// source is removed only if it is still the file that was read, and not while other hard
 /// links share it (removing one name frees nothing and surprises), unless `-f`.

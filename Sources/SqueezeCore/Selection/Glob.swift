@@ -1,6 +1,6 @@
 import SqueezeSystem
 
-/// A shell-style pattern with rsync and gitignore rules (spec §3, `--include`/`--exclude`):
+/// A shell-style pattern with rsync and gitignore rules (`--include`, `--exclude`):
 ///
 /// - a pattern without `/` matches a name at any depth; one with `/` (a leading `/` is
 ///   dropped) matches the whole path below the argument;
@@ -201,7 +201,7 @@ package struct Glob: Sendable, Hashable {
   }
 }
 
-/// What `--include`, `--exclude`, `--older-than` and `--shard` select (spec §3, §7).
+/// What `--include`, `--exclude`, `--older-than` and `--shard` select.
 package struct Selection: Sendable {
   /// `--include` patterns: when any is given, a file must match one.
   package var includes: [Glob] = []

@@ -5,7 +5,7 @@ import Testing
 @testable import SqueezeCore
 @testable import TestSupport
 
-/// Progress counts this run's work (issue 11): the numbers the reporter is given come from
+/// Progress counts this run's work: the numbers the reporter is given come from
 /// the plan, which leaves up-to-date files out of the totals and counts them apart.
 @Suite(.serialized) struct ProgressTotalsTests {
   /// Plans a run of `arguments` the way ``RunCommand`` does, without running it.
