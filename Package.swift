@@ -8,8 +8,8 @@
 //   CZlib, CLibdeflate, CIsal, CSystem   C libraries (system library targets)
 //   SqueezeSystem    file descriptors, raw-byte paths, file status, errno, temporaries made
 //                    through their folder's descriptor, signals, threads, the clock: the only
-//                    Swift module that imports Glibc or CSystem; the others use its typed
-//                    wrappers
+//                    Swift module that makes system calls or imports CSystem; the others use
+//                    its typed wrappers (SqueezeEngines imports Glibc for `log2` alone)
 //   SqueezeEngines   deflate and inflate behind two protocols, with the zlib, libdeflate and
 //                    ISA-L adapters: the only module that imports the compression libraries
 //   SqueezeGzip      the gzip format (RFC 1952): header, trailer, compression levels, the
