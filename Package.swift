@@ -2,18 +2,33 @@
 //
 // squeeze: compress a folder's files in parallel into standard gzip files.
 //
-// Targets (see README.md, "Layout"):
-//   CZlib        system library: zlib through pkg-config (Debian's zlib1g-dev)
-//   CLibdeflate  system library: libdeflate, linked statically (Debian's libdeflate-dev)
-//   CIsal        system library: ISA-L's inflate through pkg-config (Debian's libisal-dev)
-//   SqueezeEngines  the engine seam: deflate and inflate behind two protocols, with the
-//                zlib, libdeflate and ISA-L adapters; the only module that imports them
-//   CSystem      system library: Linux calls glibc's Swift module does not export
-//                (syncfs, openat2, renameat2, sched_getaffinity, ioctl(TIOCGWINSZ)), as
-//                static inline shims
-//   SqueezeCore  all logic: gzip format, discovery, scheduling, output, progress, diagnostics, CLI
-//   squeeze      the thin executable over SqueezeCore
-//   TestSupport  helpers shared by the two test targets (temporary folders, running processes)
+// The modules are layers: each imports only the ones below it, and reaches them through
+// `package` declarations, so the compiler keeps a lower layer from calling a higher one.
+//
+//   CZlib, CLibdeflate, CIsal, CSystem   C libraries (system library targets)
+//   SqueezeSystem    file descriptors, raw-byte paths, file status, errno, temporaries made
+//                    through their folder's descriptor, signals, threads, the clock: the only
+//                    Swift module that makes system calls or imports CSystem; the others use
+//                    its typed wrappers (SqueezeEngines imports Glibc for `log2` alone)
+//   SqueezeEngines   deflate and inflate behind two protocols, with the zlib, libdeflate and
+//                    ISA-L adapters: the only module that imports the compression libraries
+//   SqueezeGzip      the gzip format (RFC 1952): header, trailer, compression levels, the
+//                    streaming decoder (the decoder's fuzz target builds against this module,
+//                    SqueezeEngines and SqueezeSystem alone)
+//   SqueezeTaskLog   task states, their counters and hooks, the task-state log's writer, its
+//                    sampler and the main-actor heartbeat, the log's reader, and JSONWriter
+//                    (the one JSON writer: the log, the trace, the page's data, -l --json)
+//   SqueezeTimeline  drawing a task-state log: SVG, an HTML page, a Chrome trace (the
+//                    task-log fuzz target builds against this module and SqueezeTaskLog)
+//   SqueezeCore      the pipeline: discover, plan, execute (the scheduler, compression,
+//                    restores, outputs, mirrors), report, from one resolved configuration
+//   SqueezeCLI       the command line: the option table, the parser, help, man page and
+//                    completions, resolving options into a configuration, and the commands
+//                    (a run, a stream, a list, `squeeze timeline`)
+//   squeeze          the thin executable over SqueezeCLI
+//   TestSupport      helpers shared by the test targets (temporary folders, running processes)
+//
+// Each module has a test target of its own; SqueezeCLITests runs the built executable.
 //
 // Language: Swift 6 mode (complete strict concurrency). Upcoming feature on:
 //   NonisolatedNonsendingByDefault (SE-0461): a plain `nonisolated async` function runs on
@@ -23,9 +38,9 @@ import PackageDescription
 
 // Release builds use the static Swift runtime and Foundation (-static-stdlib, as
 // `swift build --static-swift-stdlib` does, so every script's plain `swift build -c release`
-// gets it): a process starts in about 10 ms instead of 20 ms spent loading and binding some
-// twenty shared libraries, ICU among them, which was 7 % of restoring a 130 MB file (issue
-// 10). Debug builds, which the tests link against, keep the shared runtime.
+// gets it): a process starts without loading and binding some twenty shared libraries, ICU
+// among them (what that cost: the Performance article). Debug builds, which the tests link
+// against, keep the shared runtime.
 let staticRuntime = ["-static-stdlib"]
 
 let swiftSettings: [SwiftSetting] = [
@@ -38,6 +53,7 @@ let package = Package(
   products: [
     .executable(name: "squeeze", targets: ["squeeze"]),
     .library(name: "SqueezeCore", targets: ["SqueezeCore"]),
+    .library(name: "SqueezeCLI", targets: ["SqueezeCLI"]),
   ],
   targets: [
     .systemLibrary(
@@ -47,7 +63,8 @@ let package = Package(
       providers: [.apt(["zlib1g-dev"])]
     ),
     // libdeflate is linked statically (its module map links ":libdeflate.a"): no pkgConfig,
-    // which would add -ldeflate, the shared library (measured 25 % slower, issue 10).
+    // which would add -ldeflate, the shared library (measurably slower: see the Performance
+    // article).
     .systemLibrary(
       name: "CLibdeflate",
       path: "Sources/CLibdeflate",
@@ -66,13 +83,43 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .target(
+      name: "SqueezeSystem",
+      dependencies: ["CSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeGzip",
+      dependencies: ["SqueezeEngines", "SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeTaskLog",
+      dependencies: ["SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeTimeline",
+      dependencies: ["SqueezeTaskLog", "SqueezeSystem"],
+      swiftSettings: swiftSettings
+    ),
+    .target(
       name: "SqueezeCore",
-      dependencies: ["SqueezeEngines", "CSystem"],
+      dependencies: [
+        "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "CSystem",
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "SqueezeCLI",
+      dependencies: [
+        "SqueezeCore", "SqueezeTimeline", "SqueezeTaskLog", "SqueezeGzip", "SqueezeEngines",
+        "SqueezeSystem",
+      ],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
       name: "squeeze",
-      dependencies: ["SqueezeCore"],
+      dependencies: ["SqueezeCLI"],
       swiftSettings: swiftSettings,
       linkerSettings: [
         .unsafeFlags(staticRuntime, .when(platforms: [.linux], configuration: .release))
@@ -89,13 +136,39 @@ let package = Package(
       swiftSettings: swiftSettings
     ),
     .testTarget(
+      name: "SqueezeSystemTests",
+      dependencies: ["SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeGzipTests",
+      dependencies: ["SqueezeGzip", "SqueezeEngines", "SqueezeSystem", "CZlib", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeTaskLogTests",
+      dependencies: ["SqueezeTaskLog", "SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "SqueezeTimelineTests",
+      dependencies: ["SqueezeTimeline", "SqueezeTaskLog", "SqueezeSystem", "TestSupport"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
       name: "SqueezeCoreTests",
-      dependencies: ["SqueezeCore", "SqueezeEngines", "CZlib", "TestSupport"],
+      dependencies: [
+        "SqueezeCore", "SqueezeSystem", "SqueezeEngines", "SqueezeGzip", "SqueezeTaskLog", "CZlib",
+        "TestSupport",
+      ],
       swiftSettings: swiftSettings
     ),
     .testTarget(
       name: "SqueezeCLITests",
-      dependencies: ["squeeze", "SqueezeCore", "TestSupport"],
+      dependencies: [
+        "squeeze", "SqueezeCLI", "SqueezeCore", "SqueezeSystem", "SqueezeTaskLog",
+        "SqueezeTimeline", "SqueezeGzip", "SqueezeEngines", "TestSupport",
+      ],
       swiftSettings: swiftSettings
     ),
   ],

@@ -1,9 +1,9 @@
 // CLibdeflate: libdeflate for Swift (Debian's libdeflate-dev, 1.14 on bookworm).
 //
 // Linked statically (`link ":libdeflate.a"` in the module map, which the linker reads as
-// `-l:libdeflate.a`): the same compression loop took 2.08–2.15 s against Debian's
-// libdeflate.so and 1.60–1.71 s against libdeflate.a on this machine (issue 10). For that
-// reason the target has no pkgConfig, which would add `-ldeflate` (the shared library); the
+// `-l:libdeflate.a`): the same compression loop is measurably slower against Debian's
+// libdeflate.so (the Performance article gives the figures). For that reason the target
+// has no pkgConfig, which would add `-ldeflate` (the shared library); the
 // header is in /usr/include.
 //
 // libdeflate symbols squeeze uses: libdeflate_alloc_compressor, libdeflate_deflate_compress,

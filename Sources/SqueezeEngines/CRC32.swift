@@ -1,7 +1,7 @@
 import CLibdeflate
 import CZlib
 
-/// The CRC-32 of RFC 1952 §8 (polynomial 0xEDB88320, as in the gzip trailer). Computed by
+/// The CRC-32 of RFC 1952 section 8 (polynomial 0xEDB88320, as in the gzip trailer). Computed by
 /// libdeflate's `libdeflate_crc32` (carry-less multiplication where the CPU has it: about
 /// 10 GB/s here, several times zlib's `crc32_z`), combined by zlib's `crc32_combine`. The
 /// value is the same whichever engine runs.

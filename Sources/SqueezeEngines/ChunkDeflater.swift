@@ -3,7 +3,7 @@
 /// header before the first chunk and the trailer (CRC-32, ISIZE) after the last.
 ///
 /// Every chunk but the last ends on a byte boundary with an empty, non-final stored block,
-/// the bytes `00 00 ff ff` (RFC 1951 §3.2.4; what zlib's `Z_SYNC_FLUSH` writes); the last
+/// the bytes `00 00 ff ff` (RFC 1951 section 3.2.4; what zlib's `Z_SYNC_FLUSH` writes); the last
 /// chunk ends with a final block (BFINAL set). Output depends only on the chunk, its
 /// dictionary, `isLast` and the level, never on which thread or when, so a file's bytes are
 /// the same whatever `--jobs` is.
@@ -32,7 +32,7 @@ public protocol ChunkDeflater: AnyObject {
 }
 
 /// The empty, non-final stored block that ends every chunk but the last: its length fields
-/// (LEN 0, NLEN 0xffff, RFC 1951 §3.2.4) after a block header padded to a byte boundary.
+/// (LEN 0, NLEN 0xffff, RFC 1951 section 3.2.4) after a block header padded to a byte boundary.
 public enum SyncMarker {
   /// The four bytes a chunk ends with, and what a decoder looks for to find chunks.
   public static let bytes: [UInt8] = [0x00, 0x00, 0xff, 0xff]

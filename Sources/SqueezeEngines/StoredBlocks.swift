@@ -1,10 +1,10 @@
-/// Writes deflate data as stored (non-compressed) blocks, RFC 1951 §3.2.4: the bytes go out
+/// Writes deflate data as stored (non-compressed) blocks, RFC 1951 section 3.2.4: the bytes go out
 /// as they are, framed, at copying speed. No compression library involved.
 ///
-/// Each block is a 3-bit block header (BFINAL, then BTYPE = 00, §3.2.3) padded with zero
+/// Each block is a 3-bit block header (BFINAL, then BTYPE = 00, section 3.2.3) padded with zero
 /// bits to the next byte boundary, then LEN (the block's byte count, 0...65,535) and NLEN
 /// (its one's complement), both 16-bit little-endian, then LEN bytes of data. Starting on a
-/// byte boundary, as a gzip member's deflate stream does (RFC 1952 §2.3) and as every chunk
+/// byte boundary, as a gzip member's deflate stream does (RFC 1952 section 2.3) and as every chunk
 /// after a sync marker does, the header and padding take exactly one byte, so a block costs
 /// 5 bytes of framing: 0.0076 % of a full block.
 ///
@@ -13,7 +13,7 @@
 /// its neighbours are deflated (the fast engine stores chunks it finds incompressible), and
 /// the member stays one valid deflate stream as long as only its last block has BFINAL set.
 public enum StoredBlocks {
-  /// The most data one stored block holds: LEN is 16 bits (RFC 1951 §3.2.4).
+  /// The most data one stored block holds: LEN is 16 bits (RFC 1951 section 3.2.4).
   public static let maximumBlockLength = 65_535
   /// Framing bytes per block when it starts on a byte boundary: the header byte, LEN, NLEN.
   public static let framingBytes = 5

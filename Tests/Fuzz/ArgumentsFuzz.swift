@@ -14,6 +14,10 @@
 
 import Glibc
 
+@testable import SqueezeCLI
+@testable import SqueezeCore
+@testable import SqueezeSystem
+
 /// Stops the fuzzer with `message` (-O strips precondition messages: say what is wrong first).
 func stopFuzzing(_ message: String, _ arguments: [RawPath]) -> Never {
   fputs("\(message): \(arguments.map(\.displayString))\n", stderr)
@@ -72,10 +76,14 @@ func checkParsed(_ options: Options, _ arguments: [RawPath]) {
     stopFuzzing("a suffix that is empty or holds '/'", arguments)
   }
   if options.output?.isEmpty == true { stopFuzzing("an empty output folder", arguments) }
-  if let cutoff = RunCommand.selection(from: options).modifiedBefore, cutoff > .now {
+  let now = Timestamp.now
+  if let cutoff = RunConfiguration.selection(from: options, now: now).modifiedBefore,
+    cutoff > now
+  {
     stopFuzzing("an --older-than cutoff in the future", arguments)
   }
-  let settings = RunSettings(options: options, cpus: CPUAllowance(affinityCPUs: 2, quota: nil))
-  if settings.jobs < 1 { stopFuzzing("a width below 1", arguments) }
+  let configuration = RunConfiguration(
+    options: options, cpus: CPUAllowance(affinityCPUs: 2, quota: nil), now: now)
+  if configuration.jobs < 1 { stopFuzzing("a width below 1", arguments) }
   _ = options.chunking
 }

@@ -16,6 +16,8 @@
 import Glibc
 import SqueezeEngines
 
+@testable import SqueezeGzip
+
 struct FuzzSinkError: Error {}
 
 /// Decodes `data` cut into pieces by `pieceSize` (index → size) and returns the outcome.

@@ -15,6 +15,9 @@
 
 import Glibc
 
+@testable import SqueezeTaskLog
+@testable import SqueezeTimeline
+
 /// Stops the fuzzer with `message` (-O drops `precondition`'s own message).
 func fail(_ message: String) -> Never {
   fputs("tasklog fuzz: \(message)\n", stderr)

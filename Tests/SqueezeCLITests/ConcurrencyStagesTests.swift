@@ -1,4 +1,6 @@
 import Foundation
+import SqueezeTaskLog
+import SqueezeTimeline
 import TestSupport
 import Testing
 

@@ -10,7 +10,7 @@ import Testing
 /// command for every index inside a pod-like sandbox (a CPU cgroup with the manifest's
 /// limit, the source mounted read-only). Together the shards of each cover a folder exactly
 /// once; which shard a file belongs to is computed here (FNV-1a 64 of its path below the
-/// argument, spec §7), not taken from squeeze.
+/// argument), not taken from squeeze.
 @Suite(.serialized) struct DeploymentFileTests {
   // MARK: The systemd service and timer
 
@@ -426,7 +426,7 @@ enum Deployment {
   }
 
   /// The shard (1...count) of `relativePath`: FNV-1a 64 (offset basis 0xcbf29ce484222325,
-  /// prime 0x100000001b3) over its UTF-8 bytes, modulo count, plus one (spec §7), computed
+  /// prime 0x100000001b3) over its UTF-8 bytes, modulo count, plus one, computed
   /// here independently of SqueezeCore.
   static func shard(of relativePath: String, count: Int) -> Int {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
+import SqueezeSystem
 import TestSupport
 import Testing
 
 @testable import SqueezeCore
 
-/// Faults caused for real (issue 5): kill -9, full disks, file-size limits, files that vanish,
+/// Faults caused for real: kill -9, full disks, file-size limits, files that vanish,
 /// shrink, grow or turn into links mid-run, unreadable folders, overlapping runs.
 @Suite(.serialized) struct FaultTests {
   /// A checksum of every regular file below `folder` (path → bytes' FNV-1a).
@@ -355,7 +356,7 @@ import Testing
   }
 }
 
-/// Scale (issue 5): many files in one folder under a small descriptor limit, a very deep
+/// Scale: many files in one folder under a small descriptor limit, a very deep
 /// tree, a file over 4 GiB, a decompression bomb.
 @Suite(.serialized) struct ScaleTests {
   @Test func aHundredThousandFilesInOneFolderUnderUlimitN64() throws {

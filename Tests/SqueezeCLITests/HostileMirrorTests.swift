@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// Restores from mirrors someone else filled (issue 11): links in the mirror, in folders and
+/// Restores from mirrors someone else filled: links in the mirror, in folders and
 /// as arguments, links already in the restore folder, names in gzip headers; nothing is ever
 /// written outside R or through a link. And folder modes that would block a user who is not
 /// root.

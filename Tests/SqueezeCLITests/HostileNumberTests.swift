@@ -67,7 +67,7 @@ import Testing
   }
 }
 
-/// gzip headers and trailers whose numbers are at the ends of their fields (RFC 1952 §2.3:
+/// gzip headers and trailers whose numbers are at the ends of their fields (RFC 1952 section 2.3:
 /// MTIME and ISIZE are 32 bits, XLEN 16), through every mode that reads them.
 @Suite struct HostileGzipNumberTests {
   /// Writes the members of the test into `folder` with Python's zlib (an independent

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// Hostile trees (issue 5): names, depth, links, loops, overlapping arguments, the output
+/// Hostile trees: names, depth, links, loops, overlapping arguments, the output
 /// inside the input, hard links.
 @Suite(.serialized) struct HostileTreeTests {
   /// Creates a file whose name is raw bytes (Foundation paths are text).

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// `--delete` (issue 11): prunes what mirrors nothing, within each argument's destination,
+/// `--delete`: prunes what mirrors nothing, within each argument's destination,
 /// never foreign files, nothing after a walk error, never an overlapping run's work.
 @Suite(.serialized) struct MirrorDeleteTests {
   static func files(_ summary: [String: Any], _ key: String) -> Int? {

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// A mirror is a backup (issue 11): `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
+/// A mirror is a backup: `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
 /// entry by entry, arguments map as rsync's, re-runs change nothing.
 @Suite(.serialized) struct MirrorRoundTripTests {
   /// Runs a Python script in `folder` (raw names, FIFOs, nanosecond times, hard links).
@@ -173,12 +173,12 @@ import Testing
     #expect(TemporaryFolder.files(in: folder.url("L2")) == ["one.txt.gz"])
   }
 
-  @Test func theOldLayoutGuardStopsUntilATrailingSlashOrTheNewFolder() throws {
+  @Test func aMirrorUpdatedWithoutItsTrailingSlashStopsUntilTheSlashOrTheNewFolder() throws {
     let folder = TemporaryFolder("guard")
     try folder.write("photos/top.jpg", TestData.random(2000))
     try folder.write("photos/album/a.jpg", TestData.random(1000, seed: 3))
     try folder.write("albums-only/trip/b.jpg", TestData.random(900, seed: 4))
-    // The layout earlier versions made of `-o backup photos`: the contents at the top.
+    // Mirrors of `photos/` and `albums-only/`: the contents at the mirror's top.
     #expect(try SqueezeBinary.run(["-o", folder.url("backup"), folder.url("photos/")]).status == 0)
     #expect(
       try SqueezeBinary.run(["-o", folder.url("backup2"), folder.url("albums-only/")]).status == 0)
@@ -186,6 +186,9 @@ import Testing
       let stopped = try SqueezeBinary.run(["-o", folder.url(mirror), folder.url(argument)])
       #expect(stopped.status == 1, "\(argument)")
       #expect(stopped.stderrText.contains("trailing slash ('\(folder.url(argument))/')"))
+      #expect(
+        stopped.stderrText.contains(
+          "holds a mirror of the contents of '\(folder.url(argument))/'"), "\(stopped.stderrText)")
       #expect(!FileManager.default.fileExists(atPath: folder.url("\(mirror)/\(argument)")))
     }
     #expect(try SqueezeBinary.run(["-o", folder.url("backup"), folder.url("photos/")]).status == 0)

@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// Progress counts this run's work, end to end (issue 11): what the task log's `start` event
+/// Progress counts this run's work, end to end: what the task log's `start` event
 /// records is what the reporter was given, and small files finish while big ones go first.
 @Suite(.serialized) struct ProgressCountTests {
   /// The events of a task log.

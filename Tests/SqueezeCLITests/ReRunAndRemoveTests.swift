@@ -3,7 +3,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// Re-runs (spec §4) and `--rm`.
+/// Re-runs and `--rm`.
 @Suite(.serialized) struct ReRunAndRemoveTests {
   static func identity(_ path: String) -> (inode: UInt, seconds: Int, nanoseconds: Int, change: Int)
   {
@@ -171,7 +171,7 @@ import Testing
   }
 }
 
-/// Metadata carried to outputs (spec §4).
+/// Metadata carried to outputs.
 @Suite(.serialized) struct MetadataTests {
   @Test func ownerAndGroupAreCarriedAsRootAndSetuidNever() throws {
     guard geteuid() == 0 else { return }

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import SqueezeEngines
+import SqueezeSystem
+import SqueezeTaskLog
 import TestSupport
 import Testing
 

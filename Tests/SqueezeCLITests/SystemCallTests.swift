@@ -4,7 +4,7 @@ import Testing
 
 @testable import TestSupport
 
-/// The per-file system-call budget of compressing a folder of small files (issue 6), counted
+/// The per-file system-call budget of compressing a folder of small files, counted
 /// with `strace -f -c` on a real run. A call added to the per-file path fails this test.
 @Suite(.serialized) struct SystemCallTests {
   /// Counts each system call of `squeeze arguments` (all threads).

@@ -1,11 +1,11 @@
-import Glibc
+import SqueezeSystem
 
 /// `--dry-run`: what a run would compress (or decompress), link, skip, remove and delete,
 /// from the run's own plan (``RunPlan``: existing outputs inspected read-only), with nothing
 /// changed. The plan is a result, so it goes to stdout (a line per step, or `plan` inside
 /// `--json`); its one-line summary is a message, on stderr.
 struct DryRun {
-  let settings: CompressionSettings
+  let settings: FileSettings
   let list: FileList
   let bases: BaseDirectories
 
@@ -22,7 +22,7 @@ struct DryRun {
   }
 
   /// One line of the plan: what would happen to one path.
-  struct Step: Sendable, Equatable {
+  struct Step: Sendable, Equatable, Encodable {
     /// What would be done, as `--json`'s `plan[].action` names it.
     enum Action: String, Sendable {
       /// The file would be compressed to ``Step/output``.
@@ -76,14 +76,21 @@ struct DryRun {
       }
     }
 
-    /// The step as a `--json` object: `{"action","path","output"|"cause"|"reason"}`.
-    var json: [String: String] {
-      var object = ["action": action.rawValue, "path": path.displayString]
-      if let output { object["output"] = output.displayString }
-      if let cause, action != .skip && action != .hardLink { object["cause"] = cause }
-      if action == .hardLink, let cause { object["of"] = cause }
-      if let reason { object["reason"] = reason.rawValue }
-      return object
+    /// The step as a `--json` object: `{"action","path","output"|"cause"|"of"|"reason"}`.
+    func encode(to encoder: any Encoder) throws {
+      var object = encoder.container(keyedBy: Key.self)
+      try object.encode(action.rawValue, forKey: .action)
+      try object.encode(path.displayString, forKey: .path)
+      if let output { try object.encode(output.displayString, forKey: .output) }
+      if let cause, action != .skip && action != .hardLink {
+        try object.encode(cause, forKey: .cause)
+      }
+      if action == .hardLink, let cause { try object.encode(cause, forKey: .of) }
+      if let reason { try object.encode(reason.rawValue, forKey: .reason) }
+    }
+
+    private enum Key: String, CodingKey {
+      case action, path, output, cause, of, reason
     }
   }
 
@@ -94,9 +101,8 @@ struct DryRun {
   ) -> (steps: [Step], counts: Counts) {
     var counts = Counts()
     var steps: [Step] = []
-    let current = Set(plan.upToDate)
-    for index in list.files.indices where !plan.dropped.contains(index) {
-      steps += fileSteps(index, plan: plan, upToDate: current.contains(index), counts: &counts)
+    for (index, disposition) in plan.dispositions.enumerated() where disposition != .leftOut {
+      steps += fileSteps(index, disposition, counts: &counts)
     }
     if let mirror = plan.mirror { steps += mirrorSteps(mirror, counts: &counts) }
     for (path, reason) in skipped {
@@ -108,7 +114,7 @@ struct DryRun {
 
   /// The steps of file `index`.
   private func fileSteps(
-    _ index: Int, plan: RunPlan, upToDate: Bool, counts: inout Counts
+    _ index: Int, _ disposition: FileDisposition, counts: inout Counts
   ) -> [Step] {
     let file = list.files[index]
     let source = list.displayPath(of: file)
@@ -117,11 +123,17 @@ struct DryRun {
       return [Step(action: .fail, path: source, cause: "\(FileFailure.unknownSuffix)")]
     }
     let display = settings.plan.displayPath(named: name, of: file, in: list)
-    if let failure = plan.preFailed[index] ?? failure(plan.existing?[index], display: display) {
+    let failure: FileFailure?
+    switch disposition {
+    case .fails(let planned): failure = planned
+    case .work(let existing): failure = self.failure(existing, display: display)
+    case .upToDate, .leftOut: failure = nil
+    }
+    if let failure {
       counts.failing += 1
       return [Step(action: .fail, path: source, cause: "\(failure)")]
     }
-    if upToDate {
+    if disposition == .upToDate {
       counts.upToDate += 1
       return [Step(action: .upToDate, path: source)]
     }

@@ -1,5 +1,5 @@
-/// squeeze's exit statuses (spec §3, "Exit status").
-enum ExitStatus: Int32, Sendable {
+/// squeeze's exit statuses, documented in the man page for scripts and cron jobs.
+package enum ExitStatus: Int32, Sendable {
   /// Every selected file done or up to date; skips are not failures.
   case success = 0
   /// At least one file failed (the rest were still done), including a path that does not

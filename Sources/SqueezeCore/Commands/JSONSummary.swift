@@ -1,15 +1,19 @@
 import Foundation
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// `--json`: one JSON object on stdout at the end of a run (its schema: the user's guide,
-/// `UsersGuide.md` in `SqueezeCore.docc`, "The --json summary").
+/// `UsersGuide.md` in `SqueezeCore.docc`, "The --json summary"), encoded by
+/// ``encode(to:)``: one place says every key and value.
 struct JSONSummary {
   /// The version of the objects squeeze prints with `--json` (`"schema"` in each; an object
   /// without one is version 1, from before `ratio` meant compressed ÷ uncompressed in every
   /// mode). Independent of the task log's own schema.
   static let schema = 2
 
-  let mode: Options.Mode
+  let mode: RunMode
   let results: RunResults
   let discovery: DiscoveryResult
   let jobs: Int
@@ -47,66 +51,140 @@ struct JSONSummary {
     return uncompressed > 0 ? Double(compressed) / Double(uncompressed) : nil
   }
 
-  /// `value` rounded to `decimals` decimals, as a number JSON prints without float noise.
-  static func rounded(_ value: Double, _ decimals: Int) -> NSDecimalNumber {
-    NSDecimalNumber(string: ByteFormat.fixed(value, decimals))
+  /// `value` rounded to `decimals` decimals, as a number JSON prints without float noise
+  /// (`0.4005`, `12`: a `Decimal` prints its digits exactly, without trailing zeros).
+  ///
+  /// - Throws: `EncodingError.invalidValue` for a value that is not finite (JSON has no
+  ///   number for it).
+  static func rounded(_ value: Double, _ decimals: Int) throws -> Decimal {
+    guard value.isFinite, let decimal = Decimal(string: ByteFormat.fixed(value, decimals)) else {
+      throw EncodingError.invalidValue(
+        value, EncodingError.Context(codingPath: [], debugDescription: "not a finite number"))
+    }
+    return decimal
   }
 
-  /// The object, as one line of JSON with sorted keys.
-  var text: String {
-    var skipped: [String: Int] = [:]
-    for (reason, count) in discovery.skipCounts { skipped[reason.rawValue] = count }
-    let failed: [[String: String]] =
-      discovery.failures.map { ["path": $0.path.displayString, "cause": $0.cause] }
-      + results.failures.map { ["path": $0.path.displayString, "cause": $0.failure.description] }
-      + results.entryFailures.map { ["path": $0.path.displayString, "cause": $0.cause] }
-    var files: [String: Any] = [
-      "selected": discovery.files.files.count,
-      doneKey: results.done,
-      "upToDate": results.upToDate,
-      "skipped": ["total": discovery.skippedCount, "byReason": skipped],
-      "failed": ["count": failed.count, "list": failed],
-    ]
-    if mode == .compress { files["grown"] = results.grown }
-    if mode == .compress || mode == .decompress {
-      files["removed"] = results.removed
-      files["keptHardLinked"] = results.keptHardLinked
-      files["keptChanged"] = results.keptChanged
-      files["hardLinked"] = results.hardLinked
-      files["symbolicLinks"] = ["written": results.linksWritten, "upToDate": results.linksUpToDate]
+  /// The object, as one line of JSON with sorted keys (Swift's `JSONEncoder`, keys sorted by
+  /// their code points; `/` escaped as `\/`).
+  ///
+  /// - Throws: ``EncodingFailure`` when a value has no JSON form (a time that is not a
+  ///   finite number): the caller reports it rather than printing something else.
+  func encoded() throws(EncodingFailure) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    do {
+      return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+    } catch {
+      throw EncodingFailure(cause: "\(error)")
     }
-    if mode == .compress {
-      files["deleted"] = results.deleted
-      files["keptForeign"] = results.keptForeign
+  }
+
+  /// Why the summary could not be encoded.
+  struct EncodingFailure: Error, CustomStringConvertible {
+    /// What the encoder said.
+    var cause: String
+
+    var description: String { "cannot encode the --json summary: \(cause)" }
+  }
+}
+
+extension JSONSummary: Encodable {
+  private enum Key: String, CodingKey {
+    case mode, dryRun, interrupted, files, bytesIn, bytesOut, schema, ratio, wallSeconds
+    case cpuSeconds, jobs, cpus, affinityCPUs, cgroupQuotaCPUs, level, engine, blockSize
+    case isolation, deletionsSkipped, hangs, microhangs, worstLagMs, plan
+  }
+
+  /// The object's keys and values: the schema ``schema`` names, as README.md describes it.
+  func encode(to encoder: any Encoder) throws {
+    var object = encoder.container(keyedBy: Key.self)
+    try object.encode(mode.rawValue, forKey: .mode)
+    try object.encode(dryRun, forKey: .dryRun)
+    try object.encode(results.interrupted, forKey: .interrupted)
+    try object.encode(Files(summary: self), forKey: .files)
+    try object.encode(results.bytesIn, forKey: .bytesIn)
+    try object.encode(results.bytesOut, forKey: .bytesOut)
+    try object.encode(Self.schema, forKey: .schema)
+    if let ratio {
+      try object.encode(try Self.rounded(ratio, 4), forKey: .ratio)
+    } else {
+      try object.encodeNil(forKey: .ratio)
     }
-    var object: [String: Any] = [
-      "mode": mode.rawValue,
-      "dryRun": dryRun,
-      "interrupted": results.interrupted,
-      "files": files,
-      "bytesIn": results.bytesIn,
-      "bytesOut": results.bytesOut,
-      "schema": Self.schema,
-      "ratio": ratio.map { Self.rounded($0, 4) } ?? NSNull(),
-      "wallSeconds": Self.rounded(wallSeconds, 3),
-      "cpuSeconds": Self.rounded(cpuSeconds, 3),
-      "jobs": jobs,
-      "cpus": cpus.count,
-      "affinityCPUs": cpus.affinityCPUs,
-      "cgroupQuotaCPUs": cpus.quota.map { Self.rounded($0.cpus, 3) } ?? NSNull(),
-      "level": Int(level.value),
-      "engine": engine.rawValue,
-      "blockSize": blockSize,
-      "isolation": isolation.rawValue,
-      "deletionsSkipped": results.deletionsSkipped,
-      "hangs": hangs.hangs,
-      "microhangs": hangs.microhangs,
-      "worstLagMs": Self.rounded(hangs.worstLag * 1000, 3),
-    ]
-    if let plan { object["plan"] = plan.map(\.json) }
-    let data =
-      (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
-      ?? Data("{}".utf8)
-    return String(decoding: data, as: UTF8.self) + "\n"
+    try object.encode(try Self.rounded(wallSeconds, 3), forKey: .wallSeconds)
+    try object.encode(try Self.rounded(cpuSeconds, 3), forKey: .cpuSeconds)
+    try object.encode(jobs, forKey: .jobs)
+    try object.encode(cpus.count, forKey: .cpus)
+    try object.encode(cpus.affinityCPUs, forKey: .affinityCPUs)
+    if let quota = cpus.quota {
+      try object.encode(try Self.rounded(quota.cpus, 3), forKey: .cgroupQuotaCPUs)
+    } else {
+      try object.encodeNil(forKey: .cgroupQuotaCPUs)
+    }
+    try object.encode(Int(level.value), forKey: .level)
+    try object.encode(engine.rawValue, forKey: .engine)
+    try object.encode(blockSize, forKey: .blockSize)
+    try object.encode(isolation.rawValue, forKey: .isolation)
+    try object.encode(results.deletionsSkipped, forKey: .deletionsSkipped)
+    try object.encode(hangs.hangs, forKey: .hangs)
+    try object.encode(hangs.microhangs, forKey: .microhangs)
+    try object.encode(try Self.rounded(hangs.worstLag * 1000, 3), forKey: .worstLagMs)
+    if let plan { try object.encode(plan, forKey: .plan) }
+  }
+
+  /// `files`: what became of the files, by outcome.
+  private struct Files: Encodable {
+    let summary: JSONSummary
+
+    /// A key named at run time: the count of files done is `compressed`, `decompressed`,
+    /// `tested` or `listed`.
+    struct Key: CodingKey {
+      var stringValue: String
+      var intValue: Int? { nil }
+      init(_ name: String) { stringValue = name }
+      init?(stringValue: String) { self.stringValue = stringValue }
+      init?(intValue: Int) { nil }
+    }
+
+    /// One failure: `{"path","cause"}`.
+    struct Failure: Encodable {
+      var path: String
+      var cause: String
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      let (mode, results, discovery) = (summary.mode, summary.results, summary.discovery)
+      var object = encoder.container(keyedBy: Key.self)
+      try object.encode(discovery.files.files.count, forKey: Key("selected"))
+      try object.encode(results.done, forKey: Key(summary.doneKey))
+      try object.encode(results.upToDate, forKey: Key("upToDate"))
+      var skipped = object.nestedContainer(keyedBy: Key.self, forKey: Key("skipped"))
+      try skipped.encode(discovery.skippedCount, forKey: Key("total"))
+      var byReason: [String: Int] = [:]
+      for (reason, count) in discovery.skipCounts { byReason[reason.rawValue] = count }
+      try skipped.encode(byReason, forKey: Key("byReason"))
+      let failed =
+        discovery.failures.map { Failure(path: $0.path.displayString, cause: $0.cause) }
+        + results.failures.map {
+          Failure(path: $0.path.displayString, cause: $0.failure.description)
+        }
+        + results.entryFailures.map { Failure(path: $0.path.displayString, cause: $0.cause) }
+      var failures = object.nestedContainer(keyedBy: Key.self, forKey: Key("failed"))
+      try failures.encode(failed.count, forKey: Key("count"))
+      try failures.encode(failed, forKey: Key("list"))
+      if mode == .compress { try object.encode(results.grown, forKey: Key("grown")) }
+      if mode == .compress || mode == .decompress {
+        try object.encode(results.removed, forKey: Key("removed"))
+        try object.encode(results.keptHardLinked, forKey: Key("keptHardLinked"))
+        try object.encode(results.keptChanged, forKey: Key("keptChanged"))
+        try object.encode(results.hardLinked, forKey: Key("hardLinked"))
+        var links = object.nestedContainer(keyedBy: Key.self, forKey: Key("symbolicLinks"))
+        try links.encode(results.linksWritten, forKey: Key("written"))
+        try links.encode(results.linksUpToDate, forKey: Key("upToDate"))
+      }
+      if mode == .compress {
+        try object.encode(results.deleted, forKey: Key("deleted"))
+        try object.encode(results.keptForeign, forKey: Key("keptForeign"))
+      }
+    }
   }
 }

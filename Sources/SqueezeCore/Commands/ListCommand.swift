@@ -1,4 +1,6 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 
 /// `squeeze -l`: a table like gzip's `-l` (compressed size, uncompressed size, ratio, name)
 /// with a totals row, or the same as JSON with `--json`.
@@ -8,8 +10,14 @@ import Glibc
 /// The ratio leaves out header and trailer bytes:
 /// `(uncompressed - (compressed - headers - trailers)) / uncompressed`. The name column is
 /// the path the file would decompress to (with `-N`, the name stored in its header).
-struct ListCommand {
-  let options: Options
+package struct ListCommand {
+  /// The run's configuration, resolved once.
+  let configuration: RunConfiguration
+
+  /// The list command of a run configured as `configuration`.
+  package init(configuration: RunConfiguration) {
+    self.configuration = configuration
+  }
 
   /// One listed file.
   struct Entry: Equatable {
@@ -27,12 +35,12 @@ struct ListCommand {
 
   /// Lists the files and returns the exit status.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
-    let decoders = DecoderPool(engine: options.engine)
+    let decoders = DecoderPool(engine: configuration.engine)
     var entries: [Entry] = []
     var failed = false
-    if options.readsStandardInput {
+    if configuration.readsStandardInput {
       do throws(FileFailure) {
         entries.append(
           try Self.entry(decoding: 0, path: "(standard input)", name: "stdout", decoders: decoders)
@@ -43,20 +51,14 @@ struct ListCommand {
       }
     } else {
       let bases = BaseDirectories()
-      var discoveryOptions = DiscoveryOptions()
-      discoveryOptions.wanted = .compressedOrNamed
-      discoveryOptions.suffix = options.suffix
-      discoveryOptions.followSymlinks = options.followSymlinks
-      discoveryOptions.oneFileSystem = options.oneFileSystem
-      discoveryOptions.selection = RunCommand.selection(from: options)
-      discoveryOptions.removesStaleTemporaries = false
       let found = await RunCommand.discover(
-        options.paths, options: discoveryOptions, bases: bases, namer: TemporaryNamer())
+        configuration.paths, options: configuration.selection, bases: bases,
+        namer: TemporaryNamer())
       for failure in found.failures {
         stderr.write("squeeze: \(failure)\n")
         failed = true
       }
-      if options.verbosity > .quiet {
+      if configuration.verbosity > .quiet {
         for warning in found.warnings { stderr.write("squeeze: \(warning)\n") }
       }
       let list = found.files
@@ -64,17 +66,18 @@ struct ListCommand {
         let file = list.files[index]
         let path = list.displayPath(of: file)
         let name =
-          OutputPlan.decompressedName(of: list.name(of: file), suffix: options.suffix)
+          GzipNaming.decompressedName(
+            of: list.name(of: file), suffix: configuration.selection.suffix)
           ?? list.name(of: file)
         do throws(FileFailure) {
           let source = try SourceFile.open(
             index: index, list: list, bases: bases,
-            symlinks: options.followSymlinks ? .always : .never)
-          defer { close(source.descriptor) }
+            symlinks: configuration.files.sourceSymlinks)
+          defer { Descriptor.close(source.descriptor) }
           var entry = try Self.entry(
             decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
             decoders: decoders)
-          if options.headerNameAndTime == true, let header = entry.header,
+          if configuration.files.usesHeaderNameAndTime, let header = entry.header,
             let stored = try DecompressionJob.storedName(in: header)
           {
             entry.entry.name = Self.sibling(of: path, named: stored)
@@ -86,7 +89,7 @@ struct ListCommand {
         }
       }
     }
-    let text = options.json ? Self.json(entries) : Self.table(entries)
+    let text = configuration.json ? Self.json(entries) : Self.table(entries)
     let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
     return failed || !written ? .failure : .success
   }

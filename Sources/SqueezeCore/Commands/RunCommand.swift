@@ -1,299 +1,306 @@
-import CSystem
-import Foundation
-import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// `squeeze [options] <path>...` with files and folders: compress (the default), decompress
-/// (`-d`) or test (`-t`) them in parallel (spec §3, §4).
+/// (`-d`) or test (`-t`) them in parallel.
 ///
-/// A run is five phases, each deciding one thing: ``prepare()`` (signals, diagnostics, the
-/// output folder: can the run start at all?), ``discover(_:)`` (which entries are there),
-/// ``plan(_:discovery:)`` (what each one needs: up to date, to do, failing, in the way),
-/// ``execute(_:list:plan:)`` (doing it: mirror folders, the files, links, hard links,
-/// deletions, folder metadata) and ``report(_:discovery:plan:results:)`` (summary, `--json`,
-/// exit status).
-struct RunCommand {
-  /// The options and the width, resolved once.
-  let runSettings: RunSettings
-  /// The command line.
-  var options: Options { runSettings.options }
+/// A run is five phases, each deciding one thing and handing it on, never changing what an
+/// earlier phase decided: ``prepare(_:)`` (signals, diagnostics, the output folder: can the
+/// run start at all?), ``discover(_:reporter:)`` (which entries are there: a ``FileList``),
+/// ``plan(_:list:reporter:)`` (what each one needs: a frozen ``RunPlan``, one disposition per
+/// file), ``execute(_:discovery:plan:reporter:)`` (doing it: stale temporaries, mirror folders, the files, links,
+/// hard links, deletions, folder metadata; it reports outcomes) and the report (summary,
+/// `--json`, exit status). Every message goes through the ``RunReporter``.
+package struct RunCommand {
+  /// The run's configuration, resolved once.
+  let configuration: RunConfiguration
 
-  /// The operation the mode asks for.
-  var operation: Operation {
-    switch options.mode {
-    case .decompress: .decompress
-    case .test: .test
-    case .compress, .list: .compress
-    }
+  /// The command of a run configured as `configuration`.
+  package init(configuration: RunConfiguration) {
+    self.configuration = configuration
+  }
+
+  /// What the execution phase came to.
+  struct Execution {
+    /// What happened to each file and mirror entry.
+    var results: RunResults
+    /// The mirror's folders that could not be made (their entries were left out).
+    var unusableFolders: [DiscoveryFailure]
+    /// The work the run set out to do.
+    var totals: ProgressTotals
   }
 
   /// Runs the work and prints what the user should see; re-raises a stopping signal after
   /// cleaning up.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     // A reader of the task log or of --json that goes away must not kill the run midway
     // (temporaries left, files undone): the write fails with EPIPE and is reported.
     // Streams (-c) keep SIGPIPE, as gzip: `squeeze -dc x.gz | head` ends quietly.
-    signal(SIGPIPE, SIG_IGN)
-    let setup: RunSetup
-    switch prepare() {
-    case .success(let prepared): setup = prepared
+    ProcessControl.ignoreBrokenPipes()
+    let reporter = RunReporter(configuration)
+    let prepared: PreparedRun
+    switch prepare(reporter) {
+    case .success(let ready): prepared = ready
     case .failure(let stopped): return stopped.status
     }
-    var discovery = await discover(setup)
-    setup.walkErrors = discovery.failures.count
-    if let finding = OldLayoutGuard.check(
-      list: discovery.files, settings: setup.settings, bases: setup.bases)
+    let discovery = await discover(prepared, reporter: reporter)
+    if let finding = TrailingSlashGuard.check(
+      list: discovery.files, settings: prepared.settings, bases: prepared.environment.bases)
     {
-      setup.stderr.write("squeeze: \(finding.message)\n")
-      return setup.stopEarly(
-        options,
-        failure: DiscoveryFailure(
-          path: finding.argument, cause: finding.message))
+      reporter.error(finding.message)
+      return stopEarly(
+        prepared.environment, reporter: reporter,
+        failure: DiscoveryFailure(path: finding.argument, cause: finding.message))
     }
-    var plan = await self.plan(setup, discovery: &discovery)
-    if options.dryRun { return dryRun(setup, discovery: discovery, plan: plan) }
-    let results = await execute(setup, list: discovery.files, plan: &plan)
-    return report(setup, discovery: discovery, plan: plan, results: results)
+    let plan = await self.plan(prepared, list: discovery.files, reporter: reporter)
+    if configuration.dryRun {
+      return dryRun(prepared, discovery: discovery, plan: plan, reporter: reporter)
+    }
+    let execution = await execute(
+      prepared, discovery: discovery, plan: plan, reporter: reporter)
+    return report(
+      prepared, discovery: discovery, plan: plan, execution: execution, reporter: reporter)
   }
 
   // MARK: - Phases
 
   /// Phase 1: signals, diagnostics and the output folder; decides whether the run can start.
   ///
-  /// - Returns: the run's shared state, or the status to stop with (a task log that cannot
-  ///   be opened, an output folder that cannot be used, `--delete` on an archive).
+  /// - Returns: the prepared run, or the status to stop with (a task log that cannot be
+  ///   opened, an output folder that cannot be used, `--delete` on an archive).
   @MainActor
-  func prepare() -> Result<RunSetup, StoppedEarly> {
-    let setup: RunSetup
+  func prepare(_ reporter: RunReporter) -> Result<PreparedRun, StoppedEarly> {
+    let environment: RunEnvironment
     do {
-      setup = try RunSetup(runSettings: runSettings, operation: operation)
+      environment = try RunEnvironment(configuration)
     } catch {
-      TextOutput.standardError.write("squeeze: \(error)\n")
+      reporter.error("\(error)")
       return .failure(StoppedEarly(status: .failure))
     }
-    guard let output = options.output else { return .success(setup) }
-    if options.dryRun {
+    let logIdentity = environment.diagnostics.log?.fileIdentity
+    guard let output = configuration.output else {
+      return .success(
+        PreparedRun(
+          environment: environment, settings: configuration.settings(mirrorBase: nil),
+          discovery: configuration.discovery(excludingFolder: nil, file: logIdentity),
+          mirrorBase: nil))
+    }
+    let base: Int?
+    if configuration.dryRun {
       // Nothing is created: an output folder that does not exist yet has no outputs.
-      setup.useMirror(base: try? setup.bases.open(output), path: output)
+      base = try? environment.bases.open(output)
     } else {
       do {
-        let contentsGoToTop = options.paths.contains { ArgumentMapping.namesContents($0) }
-        let (base, _) = try OutputFolder.prepare(
-          output, bases: setup.bases, ownerMayNeedAccess: contentsGoToTop)
-        setup.useMirror(base: base, path: output)
+        let contentsGoToTop = configuration.paths.contains { ArgumentMapping.namesContents($0) }
+        (base, _) = try OutputFolder.prepare(
+          output, bases: environment.bases, ownerMayNeedAccess: contentsGoToTop)
       } catch {
-        setup.stderr.write("squeeze: \(error)\n")
+        reporter.error("\(error)")
         return .failure(
           StoppedEarly(
-            status: setup.stopEarly(
-              options, failure: DiscoveryFailure(path: output, cause: error.description))))
+            status: stopEarly(
+              environment, reporter: reporter,
+              failure: DiscoveryFailure(path: output, cause: error.description))))
       }
     }
-    if let refusal = setup.archiveCheck(options) {
-      setup.stderr.write("squeeze: \(refusal)\n")
+    let mirrorBase = base.map { environment.bases.descriptor($0) }
+    let mirrorIdentity = mirrorBase.flatMap { try? FileStatus.of(".", in: $0) }.map {
+      FileIdentity($0)
+    }
+    let prepared = PreparedRun(
+      environment: environment, settings: configuration.settings(mirrorBase: base ?? -1),
+      discovery: configuration.discovery(excludingFolder: mirrorIdentity, file: logIdentity),
+      mirrorBase: mirrorBase)
+    if let mirrorBase, let refusal = archiveCheck(prepared, mirror: mirrorBase, output: output) {
+      reporter.error(refusal)
       return .failure(
         StoppedEarly(
-          status: setup.stopEarly(options, failure: DiscoveryFailure(path: output, cause: refusal))
-        ))
+          status: stopEarly(
+            environment, reporter: reporter,
+            failure: DiscoveryFailure(path: output, cause: refusal))))
     }
-    return .success(setup)
+    return .success(prepared)
   }
 
-  /// Phase 2: walks the arguments and prints what discovery found wrong (and, with `-v`, its
-  /// skips) before the work starts.
+  /// Phase 2: walks the arguments; the reporter prints what discovery found wrong (and,
+  /// with `-v`, its skips) before the work starts.
   @MainActor
-  func discover(_ setup: RunSetup) async -> DiscoveryResult {
+  func discover(_ prepared: PreparedRun, reporter: RunReporter) async -> DiscoveryResult {
     let discovery = await Self.discover(
-      options.paths, options: setup.discoveryOptions, bases: setup.bases, namer: setup.namer)
-    var early = ""
-    for failure in discovery.failures { early += "squeeze: \(failure)\n" }
-    if options.verbosity > .quiet {
-      for warning in discovery.warnings { early += "squeeze: \(warning)\n" }
-    }
-    if options.verbosity == .verbose && !options.dryRun {
-      // An argument skipped with a warning has been told about once already.
-      let warned = Set(discovery.warnings.map(\.path))
-      for (path, reason) in discovery.skipped where !warned.contains(path) {
-        early += "\(path.displayString): skipped: \(reason.phrase)\n"
-      }
-    }
-    setup.stderr.write(early)
+      configuration.paths, options: prepared.discovery, bases: prepared.environment.bases,
+      namer: prepared.environment.namer)
+    reporter.discovered(discovery)
     return discovery
   }
 
-  /// Phase 3: decides what each entry needs (``RunPlan``) and reports what fails before
-  /// starting.
+  /// Phase 3: decides what each entry needs (``RunPlan``); the reporter prints what fails
+  /// before starting.
   @MainActor
-  func plan(_ setup: RunSetup, discovery: inout DiscoveryResult) async -> RunPlan {
+  func plan(_ prepared: PreparedRun, list: FileList, reporter: RunReporter) async -> RunPlan {
     let plan = await RunPlan.make(
-      list: &discovery.files, settings: setup.settings, bases: setup.bases,
-      linksHardLinks: options.shard == nil && !options.removeSources, width: setup.jobs)
-    setup.stderr.write(plan.failures.map { "squeeze: \($0)\n" }.joined())
+      list: list, settings: prepared.settings, bases: prepared.environment.bases,
+      linksHardLinks: configuration.linksHardLinks, width: configuration.jobs)
+    reporter.failed(plan.failures)
     return plan
   }
 
   /// Phase 4: does the work: makes a mirror's folders, compresses (or restores, or tests)
   /// the files with the progress bar, then writes links and hard links, prunes (`--delete`)
-  /// and gives folders their metadata.
+  /// and gives folders their metadata. Changes neither the list nor the plan: files in a
+  /// mirror folder that could not be made are left out here, by the execution's own copy of
+  /// the mirror plan.
   @MainActor
-  func execute(_ setup: RunSetup, list: FileList, plan: inout RunPlan) async -> RunResults {
-    let mirror = setup.mirrorWork(list: list, verbose: options.verbosity == .verbose)
-    if let mirror, var folders = plan.mirror {
-      let unusable = mirror.folders.prepare(&folders)
-      setup.stderr.write(unusable.map { "squeeze: \($0)\n" }.joined())
-      plan.failures += unusable
-      plan.mirror = folders
-      plan.dropEntries(outsideUsable: folders, of: list)
+  func execute(
+    _ prepared: PreparedRun, discovery: DiscoveryResult, plan: RunPlan, reporter: RunReporter
+  ) async -> Execution {
+    let environment = prepared.environment
+    let list = discovery.files
+    let walkErrors = discovery.failures.count
+    // What killed runs left behind in the folders walked goes first.
+    StaleTemporaries.remove(
+      discovery.staleTemporaries, in: list, bases: environment.bases,
+      symlinks: prepared.discovery.followSymlinks ? .always : .never,
+      namer: environment.namer)
+    let mirror = prepared.mirrorWork(list: list, verbose: configuration.verbosity == .verbose)
+    var folders: MirrorPlan? = nil
+    var unusable: [DiscoveryFailure] = []
+    if let mirror, var prepared = plan.mirror {
+      unusable = mirror.folders.prepare(&prepared)
+      reporter.failed(unusable)
+      folders = prepared
     }
-    let reporter = ProgressReporter(
-      style: options.verbosity == .quiet ? .none : options.progress, totals: plan.progressTotals,
-      startTime: setup.startTime)
-    setup.diagnostics.begin(
-      isolation: options.isolation, jobs: setup.jobs, cpus: runSettings.cpus.count,
-      level: options.level, engine: options.engine, files: plan.filesToDo,
-      bytes: plan.bytesToDo,
-      chunkSize: options.chunkSize)
-    var results = await compress(setup, list: list, plan: plan, reporter: reporter)
+    let totals = plan.totals(of: list, folders: folders)
+    let progress = reporter.progress(
+      list: list, totals: totals, startTime: environment.startTime)
+    environment.diagnostics.begin(
+      isolation: configuration.isolation, jobs: configuration.jobs,
+      cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,
+      files: totals.files, bytes: totals.bytes, chunkSize: configuration.chunkSize)
+    var results = await work(
+      prepared, list: list, plan: plan, folders: folders, progress: progress)
     if results.interrupted {
       // Outputs waiting for a folder in the way to give way will not take its place now.
       for entry in results.held { entry.replacement.abandon() }
       results.held = []
-    } else if let mirror, let folders = plan.mirror {
-      let lines = mirror.finish(folders, results: &results, walkErrors: setup.walkErrors)
-      setup.stderr.write(lines.map { $0 + "\n" }.joined())
+    } else if let mirror, let folders {
+      let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
+      reporter.lines(lines)
     }
-    return results
+    return Execution(results: results, unusableFolders: unusable, totals: totals)
   }
 
   /// Runs the files through ``ParallelCompressor`` with the progress reporter following.
   @MainActor
-  private func compress(
-    _ setup: RunSetup, list: FileList, plan: RunPlan, reporter: ProgressReporter
+  private func work(
+    _ prepared: PreparedRun, list: FileList, plan: RunPlan, folders: MirrorPlan?,
+    progress: ProgressReporter
   ) async -> RunResults {
-    var configuration = ParallelCompressor.Configuration(
-      list: list, bases: setup.bases, settings: setup.settings, jobs: setup.jobs,
-      isolation: options.isolation)
-    configuration.chunkSize = options.chunkSize
-    configuration.rsyncable = options.rsyncable
-    configuration.dropped = plan.dropped.union(plan.upToDate)
-    configuration.upToDate = plan.upToDate
-    configuration.preFailed = plan.preFailed
-    configuration.planned = plan.existing
-    configuration.verbose = options.verbosity == .verbose
-    configuration.quiet = options.verbosity == .quiet
+    let environment = prepared.environment
     let feed = ProgressFeed()
     let compressor = ParallelCompressor(
-      configuration: configuration, tracker: setup.diagnostics.tracker, feed: feed,
-      stop: setup.stop, namer: setup.namer)
-    setup.stopper.attach(compressor)
-    let follower = Task { @MainActor in await reporter.follow(feed) }
-    let results = await compressor.compressAll()
+      work: ParallelCompressor.Work(
+        configuration: configuration, settings: prepared.settings, list: list,
+        bases: environment.bases, plan: plan, folders: folders),
+      tracker: environment.diagnostics.tracker, feed: feed, stop: environment.stop,
+      namer: environment.namer)
+    environment.stopper.attach(compressor)
+    let follower = Task { @MainActor in await progress.follow(feed) }
+    let results = await compressor.processAll()
     feed.finish()
     await follower.value
-    reporter.finish(feed)
+    progress.finish(feed)
     return results
   }
 
   /// Phase 5: the summary line, `--json`, and the exit status; re-raises a stopping signal.
   @MainActor
   func report(
-    _ setup: RunSetup, discovery: DiscoveryResult, plan: RunPlan, results: RunResults
+    _ prepared: PreparedRun, discovery: DiscoveryResult, plan: RunPlan, execution: Execution,
+    reporter: RunReporter
   ) -> ExitStatus {
-    let hangs = setup.diagnostics.end(files: plan.filesToDo, results: results)
+    let environment = prepared.environment
+    let hangs = environment.diagnostics.end(
+      files: execution.totals.files, results: execution.results)
     // A log asked for and not written is a failure, as an unwritable --json is.
     var logWritten = true
-    if let log = setup.diagnostics.log, let error = log.firstWriteError {
-      setup.stderr.write("squeeze: cannot write task log '\(log.path.displayString)': \(error)\n")
+    if let log = environment.diagnostics.log, let error = log.firstWriteError {
+      reporter.error("cannot write task log '\(log.path.displayString)': \(error)")
       logWritten = false
     }
-    var reported = discovery
-    reported.failures += plan.failures
-    let wall = MonotonicClock.now() - setup.startTime
-    let cpu = MonotonicClock.processCPUSeconds() - setup.startCPU
-    let summary = RunSummary(
-      operation: operation, results: results, skipped: reported.skippedCount,
-      discoveryFailures: reported.failures.count, wallSeconds: wall, cpuSeconds: cpu,
-      hangs: hangs)
-    let interrupted = setup.signals.receivedSignal != nil
-    let showSummary =
-      interrupted || options.verbosity == .verbose
-      || (options.verbosity == .normal
-        && (setup.stderr.isTerminal || options.progress == .plain || options.progress == .bar))
-    if showSummary { setup.stderr.write(summary.line + "\n") }
-    var written = true
-    if options.json {
-      written = writeJSON(
-        JSONSummary(
-          mode: options.mode, results: results, discovery: reported, jobs: setup.jobs,
-          cpus: runSettings.cpus, level: options.level, engine: options.engine,
-          blockSize: options.chunkSize, isolation: options.isolation,
-          wallSeconds: wall, cpuSeconds: cpu, hangs: hangs, dryRun: false))
-    }
-    if let number = setup.signals.receivedSignal { SignalHandling.reraise(number) }
-    return summary.failed > 0 || !written || !logWritten ? .failure : .success
+    let succeeded = reporter.summarize(
+      results: execution.results, discovery: discovery,
+      failures: discovery.failures + plan.failures + execution.unusableFolders,
+      wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds, hangs: hangs,
+      interrupted: environment.signals.receivedSignal != nil)
+    if let number = environment.signals.receivedSignal { SignalHandling.reraise(number) }
+    return succeeded && logWritten ? .success : .failure
   }
 
   /// `--dry-run` in place of phases 4 and 5: prints the plan, changes nothing.
   @MainActor
-  private func dryRun(_ setup: RunSetup, discovery: DiscoveryResult, plan: RunPlan)
-    -> ExitStatus
-  {
-    let mirror = setup.mirrorWork(list: discovery.files, verbose: false)
+  private func dryRun(
+    _ prepared: PreparedRun, discovery: DiscoveryResult, plan: RunPlan, reporter: RunReporter
+  ) -> ExitStatus {
+    let environment = prepared.environment
+    let mirror = prepared.mirrorWork(list: discovery.files, verbose: false)
     var deletions: MirrorDeletion.Report? = nil
     if let mirror, let folders = plan.mirror {
-      deletions = mirror.deletion(of: folders, dryRun: true, walkErrors: setup.walkErrors)
-      setup.stderr.write((deletions?.warnings ?? []).map { $0 + "\n" }.joined())
+      deletions = mirror.deletion(
+        of: folders, dryRun: true, walkErrors: discovery.failures.count)
+      reporter.lines(deletions?.warnings ?? [])
     }
-    let dryRun = DryRun(settings: setup.settings, list: discovery.files, bases: setup.bases)
+    let dryRun = DryRun(
+      settings: prepared.settings, list: discovery.files, bases: environment.bases)
     let (steps, counts) = dryRun.steps(
       plan: plan, skipped: discovery.skipped, deletions: deletions)
-    var written = true
-    if options.json {
-      var results = RunResults()
-      results.done = counts.would
-      results.upToDate = counts.upToDate
-      results.deleted = deletions?.deleted ?? 0
-      results.keptForeign = deletions?.keptForeign ?? 0
-      var reported = discovery
-      reported.failures += plan.failures
-      written = writeJSON(
-        JSONSummary(
-          mode: options.mode, results: results, discovery: reported, jobs: setup.jobs,
-          cpus: runSettings.cpus, level: options.level, engine: options.engine,
-          blockSize: options.chunkSize, isolation: options.isolation,
-          wallSeconds: MonotonicClock.now() - setup.startTime,
-          cpuSeconds: MonotonicClock.processCPUSeconds() - setup.startCPU, hangs: HangReport(),
-          dryRun: true, plan: steps))
-    } else {
-      written = DryRun.write(steps, to: TextOutput.standardOutput)
-    }
-    if options.verbosity > .quiet {
-      setup.stderr.write(
-        dryRun.summary(counts, skipped: discovery.skipped.count, deleted: deletions?.deleted))
-    }
-    _ = setup.diagnostics.end(files: 0, results: RunResults())
+    let written = reporter.dryRun(
+      dryRun, steps: steps, counts: counts, discovery: discovery,
+      failures: discovery.failures + plan.failures, deletions: deletions,
+      wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds)
+    _ = environment.diagnostics.end(files: 0, results: RunResults())
     let failed = !discovery.failures.isEmpty || !plan.failures.isEmpty
     return !failed && written ? .success : .failure
   }
 
   // MARK: - Helpers
 
-  /// Prints the `--json` object on stdout; reports (and returns false) when it cannot.
-  func writeJSON(_ summary: JSONSummary) -> Bool {
-    TextOutput.standardOutput.writeReporting(summary.text, what: "the --json summary")
+  /// Ends a run that stops before its work: closes the diagnostics and prints `--json`
+  /// naming `failure`.
+  ///
+  /// - Returns: the failure status.
+  @MainActor
+  private func stopEarly(
+    _ environment: RunEnvironment, reporter: RunReporter, failure: DiscoveryFailure
+  ) -> ExitStatus {
+    _ = environment.diagnostics.end(files: 0, results: RunResults())
+    reporter.stoppedEarly(
+      failure: failure, wallSeconds: environment.wallSeconds,
+      cpuSeconds: environment.cpuSeconds)
+    return .failure
   }
 
-  /// The `--include`, `--exclude`, `--older-than` and `--shard` selection.
-  static func selection(from options: Options) -> Selection {
-    var selection = Selection()
-    selection.includes = options.includes.compactMap(Glob.init)
-    selection.excludes = options.excludes.compactMap(Glob.init)
-    if let olderThan = options.olderThan {
-      selection.modifiedBefore = Timestamp.now.subtracting(seconds: olderThan)
+  /// The archive marker's part (``ArchiveMarker``): `--delete` refuses a marked mirror;
+  /// `--rm -o` marks the mirror before it removes any source.
+  ///
+  /// - Returns: why the run must stop, or nil.
+  @MainActor
+  private func archiveCheck(_ prepared: PreparedRun, mirror: Int32, output: RawPath) -> String? {
+    let settings = prepared.settings
+    if settings.deletes && ArchiveMarker.isPresent(in: mirror) {
+      return
+        "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
     }
-    selection.shard = options.shard
-    return selection
+    if settings.removesSources && settings.operation == .compress && !configuration.dryRun {
+      do {
+        try ArchiveMarker.leave(in: mirror, namer: prepared.environment.namer)
+      } catch {
+        return
+          "cannot mark '\(output.displayString)' as an archive of removed originals ('\(ArchiveMarker.name.displayString)'): \(error); nothing was done"
+      }
+    }
+    return nil
   }
 
   /// Runs discovery on the cooperative pool, off the main actor (it is blocking file-system

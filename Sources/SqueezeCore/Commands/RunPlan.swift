@@ -1,147 +1,161 @@
-import Glibc
+import SqueezeSystem
+
+/// What the plan decided for one listed file: its one disposition.
+enum FileDisposition: Sendable, Equatable {
+  /// To work on. `existing` is what sits at its output path, as the plan found it; nil when
+  /// the job looks for itself (`-d -N`: the name comes from each header) or writes nothing
+  /// (`-t`).
+  case work(existing: ExistingOutput?)
+  /// Its output is already current (not with `--force` or `--rm`): counted apart, never
+  /// worked on.
+  case upToDate
+  /// It fails before starting (an output collision, a name clash): reported at once and
+  /// counted as failed.
+  indirect case fails(FileFailure)
+  /// Left out: the same source reached twice, a further name of a hard-link group (linked
+  /// instead), a file of an argument that collides with an earlier one.
+  case leftOut
+}
 
 /// What a run will do with each listed entry, decided before any work starts (the "plan"
-/// phase of ``RunCommand``): which outputs are already up to date (counted apart, never
-/// worked on), what sits at every other output path, which files fail or are left out
-/// before starting, and the totals progress is measured against (spec §4, "Re-runs"; issue
-/// 11: "Progress counts this run's work").
+/// phase of ``RunCommand``) and never changed after: one ``FileDisposition`` per file, the
+/// mirror's folders, links and hard-link groups, the failures that are not a file's, and the
+/// totals progress is measured against (progress counts this run's work: files already up
+/// to date are counted apart, so a re-run's bar does not start half full).
 ///
 /// Existing outputs are inspected here, in parallel over contiguous ranges of the list (a
 /// folder's files are contiguous), each range listing an output folder once (`getdents64`)
 /// so that only names actually there are opened. The jobs then use these findings rather
 /// than inspecting again.
 struct RunPlan: Sendable {
-  /// For each file (by index), what sits at its output path; nil when the jobs inspect
-  /// themselves (`-d -N`: the name comes from each header) or nothing is written (`-t`).
-  var existing: [ExistingOutput]?
-  /// Files whose output is already current (not with `--force` or `--rm`): not worked on.
-  var upToDate: [Int] = []
-  /// Source bytes of the up-to-date files.
-  var upToDateBytes: Int64 = 0
-  /// Files left out before starting: the same source reached twice, further names of
-  /// hard-link groups (linked instead), files of dropped arguments or unusable folders.
-  var dropped: Set<Int> = []
-  /// Files that fail before starting (output collisions, name clashes), by index.
-  var preFailed: [Int: FileFailure] = [:]
+  /// What becomes of each file, by index.
+  let dispositions: [FileDisposition]
   /// Folders, links and hard-link groups of a mirror (`-o`, compressing or restoring).
-  var mirror: MirrorPlan?
+  let mirror: MirrorPlan?
   /// Failures found while planning that are not a file's (colliding arguments, clashing
   /// links); reported with discovery's.
-  var failures: [DiscoveryFailure] = []
+  let failures: [DiscoveryFailure]
+  /// What progress is measured against, as planned (before a mirror's folders are made:
+  /// ``totals(of:folders:)``).
+  let progressTotals: ProgressTotals
 
-  /// Files the run will work on.
-  var filesToDo = 0
-  /// Their size in bytes: what progress goes from 0 to 100 % over.
-  var bytesToDo: Int64 = 0
-
-  /// What the progress reporter is given.
-  var progressTotals: ProgressTotals {
-    ProgressTotals(files: filesToDo, bytes: bytesToDo, upToDate: upToDate.count)
-  }
-
-  /// Plans a run over `list`.
+  /// Plans a run over `list`, which it reads and never changes.
   ///
   /// - Parameters:
-  ///   - list: the listing; arguments that collide in a mirror are marked dropped in it.
+  ///   - list: the listing.
   ///   - settings: destination, naming, force, `--rm`.
   ///   - bases: the open folders.
   ///   - linksHardLinks: mirror hard-link groups as hard links (not with `--shard`, `--rm`).
   ///   - width: how many ranges are inspected at once.
   static func make(
-    list: inout FileList, settings: CompressionSettings, bases: BaseDirectories,
+    list: FileList, settings: FileSettings, bases: BaseDirectories,
     linksHardLinks: Bool, width: Int
   ) async -> RunPlan {
-    var plan = RunPlan()
     // A dry run into an output folder that does not exist yet: nothing is there.
     var mirrorExists = true
     if case .mirror(let base, _) = settings.plan.destination { mirrorExists = base >= 0 }
-    plan.failures = ArgumentCollisions.dropColliding(in: &list, plan: settings.plan)
-    let (collisions, duplicates) = settings.plan.collisions(in: list)
-    plan.dropped = duplicates
-    for (index, file) in list.files.enumerated() where list.root(of: file).isDropped {
-      plan.dropped.insert(index)
+    let (leftOutRoots, argumentFailures) = ArgumentCollisions.colliding(
+      in: list, plan: settings.plan)
+    var failures = argumentFailures
+    let (collisions, duplicates) = settings.plan.collisions(in: list, leavingOut: leftOutRoots)
+    var leftOut = duplicates
+    for (index, file) in list.files.enumerated()
+    where leftOutRoots.contains(Int(list.directories[Int(file.directory)].root)) {
+      leftOut.insert(index)
     }
+    var failing: [Int: FileFailure] = [:]
     // -t writes nothing: two files that would restore to one name are both tested.
     for (index, other) in collisions where settings.operation != .test {
-      plan.preFailed[index] = .outputCollision(
+      failing[index] = .outputCollision(
         settings.plan.displayPath(of: list.files[index], in: list), otherSource: other)
     }
+    var mirror: MirrorPlan? = nil
     if settings.inMirror && settings.operation != .test {
-      var mirror = MirrorPlan.make(list: list, settings: settings, linksHardLinks: linksHardLinks)
-      mirror.followers.removeAll { plan.dropped.contains($0.file) }
-      plan.dropped.formUnion(mirror.droppedFiles)
-      plan.preFailed.merge(mirror.failedFiles) { first, _ in first }
-      plan.failures += mirror.failures
-      plan.mirror = mirror
+      var planned = MirrorPlan.make(
+        list: list, settings: settings, linksHardLinks: linksHardLinks, leavingOut: leftOutRoots)
+      planned.followers.removeAll { leftOut.contains($0.file) }
+      leftOut.formUnion(planned.droppedFiles)
+      failing.merge(planned.failedFiles) { first, _ in first }
+      failures += planned.failures
+      mirror = planned
     }
+    var existing: [ExistingOutput]? = nil
     if settings.operation != .test
       && !(settings.operation == .decompress && settings.usesHeaderNameAndTime)
     {
-      let frozen = list
-      let skip = plan.dropped.union(plan.preFailed.keys)
-      plan.existing =
+      let skip = leftOut.union(failing.keys)
+      existing =
         mirrorExists
         ? await OutputInspection.inspectAll(
-          frozen, settings: settings, bases: bases, skipping: skip,
-          groupNames: plan.mirror?.groupNames ?? [:], width: width)
+          list, settings: settings, bases: bases, skipping: skip,
+          groupNames: mirror?.groupNames ?? [:], width: width)
         : Array(repeating: .absent, count: list.files.count)
     }
-    plan.countWork(in: list, settings: settings)
-    if let mirror = plan.mirror, let existing = plan.existing, mirrorExists {
-      plan.mirror = OutputInspection.inspectMirrorEntries(
-        mirror, existing: existing, list: list, settings: settings, bases: bases)
+    if let planned = mirror, let existing, mirrorExists {
+      mirror = OutputInspection.inspectMirrorEntries(
+        planned, existing: existing, list: list, settings: settings, bases: bases)
     }
-    return plan
-  }
-
-  /// Leaves out the files of mirror folders that could not be made (each such folder is
-  /// reported once), and totals the work again.
-  mutating func dropEntries(outsideUsable mirror: MirrorPlan, of list: FileList) {
-    guard mirror.usable.contains(false) else { return }
-    for (index, file) in list.files.enumerated() where !mirror.isUsable(directory: file.directory) {
-      dropped.insert(index)
-      preFailed[index] = nil
-    }
-    upToDate.removeAll { dropped.contains($0) }
-    (filesToDo, bytesToDo, upToDateBytes) = (0, 0, 0)
-    let current = Set(upToDate)
-    upToDate = []
-    countWork(in: list, keepingCurrent: current)
-  }
-
-  /// Totals the work again, the up-to-date files being `current`.
-  private mutating func countWork(in list: FileList, keepingCurrent current: Set<Int>) {
-    for (index, file) in list.files.enumerated() where !dropped.contains(index) {
-      if current.contains(index) {
-        upToDate.append(index)
-        upToDateBytes = upToDateBytes.addingSaturated(file.size)
-      } else {
-        filesToDo += 1
-        if preFailed[index] == nil { bytesToDo = bytesToDo.addingSaturated(file.size) }
-      }
-    }
-  }
-
-  /// Splits the files into up to date and to do, and totals the work.
-  private mutating func countWork(in list: FileList, settings: CompressionSettings) {
     let keepsCurrent = !settings.force && !settings.removesSources
-    for (index, file) in list.files.enumerated() where !dropped.contains(index) {
-      if preFailed[index] != nil {
-        filesToDo += 1  // reported at once, as a failure
-        continue
+    var dispositions: [FileDisposition] = []
+    dispositions.reserveCapacity(list.files.count)
+    for index in list.files.indices {
+      if leftOut.contains(index) {
+        dispositions.append(.leftOut)
+      } else if let failure = failing[index] {
+        dispositions.append(.fails(failure))
+      } else if keepsCurrent, existing?[index] == .upToDate {
+        dispositions.append(.upToDate)
+      } else {
+        dispositions.append(.work(existing: existing?[index]))
       }
-      if keepsCurrent, existing?[index] == .upToDate {
-        upToDate.append(index)
-        upToDateBytes = upToDateBytes.addingSaturated(file.size)
-        continue
-      }
-      filesToDo += 1
-      bytesToDo = bytesToDo.addingSaturated(file.size)
     }
+    return RunPlan(
+      dispositions: dispositions, mirror: mirror, failures: failures,
+      progressTotals: totals(dispositions, of: list, folders: nil))
+  }
+
+  /// File `index`'s disposition once the mirror's folders have been made: the plan's, or
+  /// ``FileDisposition/leftOut`` when its folder could not be made (`folders`, the mirror
+  /// plan as ``MirrorFolders/prepare(_:)`` left it; nil without a mirror).
+  func disposition(of index: Int, in list: FileList, folders: MirrorPlan?) -> FileDisposition {
+    Self.disposition(dispositions[index], of: list.files[index], folders: folders)
+  }
+
+  private static func disposition(
+    _ planned: FileDisposition, of file: FileList.File, folders: MirrorPlan?
+  ) -> FileDisposition {
+    if let folders, !folders.isUsable(directory: file.directory) { return .leftOut }
+    return planned
+  }
+
+  /// The files up to date, the files to do and their bytes: what progress goes from 0 to
+  /// 100 % over (a file that fails before starting counts as one to do, with no bytes).
+  ///
+  /// - Parameter folders: the mirror plan once its folders were made (files in folders that
+  ///   could not be made are left out), or nil.
+  func totals(of list: FileList, folders: MirrorPlan?) -> ProgressTotals {
+    Self.totals(dispositions, of: list, folders: folders)
+  }
+
+  private static func totals(
+    _ dispositions: [FileDisposition], of list: FileList, folders: MirrorPlan?
+  ) -> ProgressTotals {
+    var totals = ProgressTotals(files: 0, bytes: 0, upToDate: 0)
+    for (index, file) in list.files.enumerated() {
+      switch disposition(dispositions[index], of: file, folders: folders) {
+      case .leftOut: break
+      case .upToDate: totals.upToDate += 1
+      case .fails: totals.files += 1
+      case .work:
+        totals.files += 1
+        totals.bytes = totals.bytes.addingSaturated(file.size)
+      }
+    }
+    return totals
   }
 }
 
-/// What the progress reporter measures a run against (issue 11): the files and bytes this
+/// What the progress reporter measures a run against: the files and bytes this
 /// run has to do, and the files already up to date, counted apart.
 struct ProgressTotals: Sendable, Equatable {
   /// Files to work on.

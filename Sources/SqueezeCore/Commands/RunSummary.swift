@@ -1,4 +1,7 @@
-/// The end-of-run figures and the one-line summary (spec §3).
+import SqueezeSystem
+import SqueezeTaskLog
+
+/// The end-of-run figures and the one-line summary.
 struct RunSummary: Sendable {
   /// The `-v` line of one compressed file: `a.txt: 17 B → 37 B, grew by 20 B`,
   /// `b.txt: 1.00 MB → 300 kB, 70.0 % saved`, `c: 0 B → 20 B (empty)`.

@@ -1,36 +1,39 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
-/// `squeeze -c` and standard input (spec §3): compress, decompress or test standard input or
+/// `squeeze -c` and standard input: compress, decompress or test standard input or
 /// the named files (folders walked) into standard output, as gzip does
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel.
-struct StreamCommand {
-  /// The options and the width, resolved once.
-  let settings: RunSettings
-  /// The command line.
-  var options: Options { settings.options }
+package struct StreamCommand {
+  /// The run's configuration, resolved once.
+  let configuration: RunConfiguration
   /// The folders discovery opened, shared by every input.
   private let bases = BaseDirectories()
 
-  init(settings: RunSettings) {
-    self.settings = settings
+  /// The stream command of a run configured as `configuration`.
+  package init(configuration: RunConfiguration) {
+    self.configuration = configuration
   }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
   @MainActor
-  func run() async -> ExitStatus {
+  package func run() async -> ExitStatus {
     let stderr = TextOutput.standardError
     let stop = AtomicFlag()
-    let slots = CompressionSlots(width: settings.jobs)
+    let slots = WorkSlots(width: configuration.jobs)
     let signals = SignalHandling { _ in
       stop.set()
       slots.close()
     }
-    if options.mode == .compress && isatty(1) == 1 && !options.force {
+    if configuration.mode == .compress && Descriptor.isTerminal(1) && !configuration.files.force {
       stderr.write("squeeze: compressed data not written to a terminal; use -f to force\n")
       return .failure
     }
-    if options.mode != .compress && options.readsStandardInput && isatty(0) == 1 && !options.force {
+    if configuration.mode != .compress && configuration.readsStandardInput
+      && Descriptor.isTerminal(0)
+      && !configuration.files.force
+    {
       stderr.write("squeeze: compressed data not read from a terminal; use -f to force\n")
       return .failure
     }
@@ -48,7 +51,7 @@ struct StreamCommand {
       do throws(FileFailure) {
         // Opened only now, and closed before the next: one descriptor whatever the count.
         if let opened = try open(input, stop: stop) {
-          defer { if opened.descriptor > 0 { close(opened.descriptor) } }
+          defer { if opened.descriptor > 0 { Descriptor.close(opened.descriptor) } }
           try await process(opened, display: display, slots: slots, stop: stop)
         }
       } catch {
@@ -92,11 +95,11 @@ struct StreamCommand {
   /// Standard input, or the named files (folders walked, as discovery selects them), in
   /// order; nothing is opened yet.
   private func inputsToRead() async -> [Input] {
-    if options.readsStandardInput {
+    if configuration.readsStandardInput {
       return [Input(source: .standardInput, display: "(standard input)")]
     }
     var inputs: [Input] = []
-    for path in options.paths {
+    for path in configuration.paths {
       if path == "-" {
         inputs.append(Input(source: .standardInput, display: "(standard input)"))
         continue
@@ -104,28 +107,21 @@ struct StreamCommand {
       // Named pipes and devices, and a link to a file named directly (`/dev/stdin`,
       // `<(cmd)`), are read as they are, as gzip -c reads them: -c writes nothing beside
       // them, so following the link the user named is safe.
-      if let status = try? FileStatus.of(path, in: AT_FDCWD, followingSymlinks: true),
+      if let status = try? FileStatus.of(
+        path, in: Descriptor.currentDirectory, followingSymlinks: true),
         status.kind == .fifo || status.kind == .characterDevice
           || (status.kind == .regular
-            && (try? FileStatus.of(path, in: AT_FDCWD))?.kind == .symbolicLink)
+            && (try? FileStatus.of(path, in: Descriptor.currentDirectory))?.kind == .symbolicLink)
       {
         inputs.append(Input(source: .special(path), display: path))
         continue
       }
-      var discoveryOptions = DiscoveryOptions()
-      // As gzip -c: every file named is compressed, a .gz one too.
-      discoveryOptions.wanted = options.mode == .compress ? .anything : .compressedOrNamed
-      discoveryOptions.suffix = options.suffix
-      discoveryOptions.followSymlinks = options.followSymlinks
-      discoveryOptions.oneFileSystem = options.oneFileSystem
-      discoveryOptions.selection = RunCommand.selection(from: options)
-      discoveryOptions.removesStaleTemporaries = false
       let found = await RunCommand.discover(
-        [path], options: discoveryOptions, bases: bases, namer: TemporaryNamer())
+        [path], options: configuration.selection, bases: bases, namer: TemporaryNamer())
       for failure in found.failures {
         inputs.append(Input(source: .failed(failure.cause), display: failure.path))
       }
-      for warning in found.warnings where options.verbosity > .quiet {
+      for warning in found.warnings where configuration.verbosity > .quiet {
         TextOutput.standardError.write("squeeze: \(warning)\n")
       }
       for index in found.files.files.indices {
@@ -153,26 +149,25 @@ struct StreamCommand {
       do throws(SystemError) {
         // Non-blocking, so waiting for a pipe's writer can be cut short by a signal.
         descriptor = try FileDescriptor.open(
-          path, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY, symlinks: .always
+          path, flags: .source, symlinks: .always
         ).release()
       } catch {
         throw .cannotOpen(error)
       }
-      var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-      while poll(&wait, 1, 100) == 0 || (wait.revents == 0) {
+      while !Descriptor.waitUntilReadable(descriptor, milliseconds: 100) {
         if stop.isSet {
-          close(descriptor)
+          Descriptor.close(descriptor)
           throw .interrupted
         }
       }
-      _ = fcntl(descriptor, F_SETFL, O_RDONLY)
+      Descriptor.clearStatusFlags(descriptor)
       return Opened(descriptor: descriptor, name: path.lastComponent)
     case .listed(let list, let index):
       let source = try SourceFile.open(
         index: index, list: list, bases: bases,
-        symlinks: options.followSymlinks ? .always : .never)
+        symlinks: configuration.files.sourceSymlinks)
       // Reading blocks sequentially: the descriptor was opened non-blocking for safety.
-      _ = fcntl(source.descriptor, F_SETFL, O_RDONLY)
+      Descriptor.clearStatusFlags(source.descriptor)
       return Opened(
         descriptor: source.descriptor, name: list.name(of: list.files[index]),
         modificationTime: source.status.modificationTime)
@@ -187,10 +182,13 @@ struct StreamCommand {
     var head: [UInt8] = []
     var byte: UInt8 = 0
     while head.count < 2 {
-      let count = read(descriptor, &byte, 1)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      let count: Int
+      do throws(SystemError) {
+        count = try withUnsafeMutableBytes(of: &byte) { (raw) throws(SystemError) in
+          try Descriptor.read(descriptor, into: raw)
+        }
+      } catch {
+        throw .cannotRead(error)
       }
       if count == 0 { break }
       head.append(byte)
@@ -202,11 +200,14 @@ struct StreamCommand {
   static func copy(_ input: Int32, to writer: DescriptorWriter) throws(FileFailure) {
     var buffer = [UInt8](repeating: 0, count: 128 * 1024)
     while true {
-      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      var failed: SystemError? = nil
+      let count = buffer.withUnsafeMutableBytes { raw -> Int in
+        do throws(SystemError) { return try Descriptor.read(input, into: raw) } catch {
+          failed = error
+          return 0
+        }
       }
+      if let failed { throw .cannotRead(failed) }
       if count == 0 { return }
       var failure: FileFailure? = nil
       buffer.withUnsafeBytes { raw in
@@ -222,27 +223,28 @@ struct StreamCommand {
 
   /// Compresses, decompresses or tests one input into standard output.
   private func process(
-    _ input: Opened, display: RawPath, slots: CompressionSlots, stop: AtomicFlag
+    _ input: Opened, display: RawPath, slots: WorkSlots, stop: AtomicFlag
   ) async throws(FileFailure) {
     let stdout: RawPath = "(standard output)"
-    switch options.mode {
+    switch configuration.mode {
     case .compress, .list:
-      let storesName = options.headerNameAndTime ?? true
+      let storesName = configuration.files.usesHeaderNameAndTime
       let header = GzipHeader(
         name: storesName ? input.name?.bytes : nil,
-        modificationTime: storesName ? input.modificationTime : nil, level: options.level)
+        modificationTime: storesName ? input.modificationTime : nil, level: configuration.level)
       _ = try await StreamCompressor.compress(
         from: input.descriptor, to: 1, outputName: stdout, header: header.encoded,
-        chunking: options.chunking,
+        chunking: configuration.chunking,
         workspaces: WorkspacePool(
-          engine: options.engine, level: options.level, chunking: options.chunking),
-        slots: slots, window: settings.jobs + 1, stop: stop)
+          engine: configuration.engine, level: configuration.level,
+          chunking: configuration.chunking),
+        slots: slots, window: configuration.jobs + 1, stop: stop)
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
-      let writes = options.mode == .decompress
+      let writes = configuration.mode == .decompress
       var head: [UInt8] = []
       // As zcat -f: -dcf passes through what is not gzip, before and after the members.
-      let passesThrough = writes && options.force
+      let passesThrough = writes && configuration.files.force
       if passesThrough {
         // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
         // head is read, not peeked, so pipes work too; gzip data decodes it first.
@@ -253,7 +255,8 @@ struct StreamCommand {
           return
         }
       }
-      _ = try DecoderPool(engine: options.engine).withWorkspace { (workspace) throws(FileFailure) in
+      _ = try DecoderPool(engine: configuration.engine).withWorkspace {
+        (workspace) throws(FileFailure) in
         try GzipFileReader.decode(
           input.descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
           workspace: workspace, stop: stop, progress: { _ in },
@@ -264,7 +267,7 @@ struct StreamCommand {
           if writes { try writer.write(chunk) }
         }
       }
-      if options.mode == .test && options.verbosity == .verbose {
+      if configuration.mode == .test && configuration.verbosity == .verbose {
         TextOutput.standardError.write("\(display.displayString): OK\n")
       }
     }

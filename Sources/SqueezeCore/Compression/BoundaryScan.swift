@@ -1,6 +1,6 @@
 import Dispatch
-import Foundation
-import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// Finds the content-defined chunk boundaries of one file (`--rsyncable`) on a thread of its
@@ -11,7 +11,7 @@ import Synchronization
 /// this machine against libdeflate -6's 80 MB/s a core, and the first quarter of each chunk is
 /// not even read), so one scanner keeps every core compressing. It runs on a `Thread`, not on
 /// Swift's cooperative pool: on the pool it would take a thread from a compression each time
-/// it ran (platform notes, "thread pool exhaustion"); here the kernel shares the cores.
+/// it ran (the session's "thread pool exhaustion"); here the kernel shares the cores.
 ///
 /// Memory is bounded: the scanner reads 256 KiB at a time with `pread` into a buffer of its
 /// own and stays at most ``lead`` boundaries ahead of the compression (then it waits), so the
@@ -81,14 +81,19 @@ final class BoundaryScan: Sendable {
   ///
   /// - Throws: ``FileFailure/cannotRead(_:)`` when the descriptor cannot be duplicated.
   init(descriptor: Int32, length: Int64, chunking: RsyncableChunking) throws(FileFailure) {
-    let copy = dup(descriptor)
-    guard copy >= 0 else { throw .cannotRead(SystemError.current) }
-    let thread = Thread { [self] in
-      self.scan(copy, length: length, chunking: chunking)
-      close(copy)
+    let copy: Int32
+    do throws(SystemError) {
+      copy = try Descriptor.duplicate(descriptor)
+    } catch {
+      throw .cannotRead(error)
     }
-    thread.name = "squeeze-boundaries"
-    thread.start()
+    // Unnamed, as it has always been: a name set through Foundation's `Thread.name` before
+    // the thread starts never reached the kernel, and "squeeze-boundaries" is longer than
+    // the 15 bytes Linux keeps. The task log's `thread` events name it "squeeze".
+    SystemThread.start(name: nil) { [self] in
+      self.scan(copy, length: length, chunking: chunking)
+      Descriptor.close(copy)
+    }
   }
 
   /// The end offset of the next chunk (the file's length for the last one).
@@ -153,11 +158,13 @@ final class BoundaryScan: Sendable {
         let wanted = Int(min(Int64(Self.readSize), length - position))
         var got = 0
         while got < wanted {
-          let count = pread(
-            descriptor, buffer.baseAddress! + got, wanted - got, off_t(position) + off_t(got))
-          if count < 0 {
-            if errno == EINTR { continue }
-            return fail(.cannotRead(SystemError.current))
+          let count: Int
+          do throws(SystemError) {
+            count = try Descriptor.read(
+              descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[got..<wanted]),
+              at: position + Int64(got))
+          } catch {
+            return fail(.cannotRead(error))
           }
           if count == 0 { return fail(.changedWhileReading("it shrank while being read")) }
           got += count

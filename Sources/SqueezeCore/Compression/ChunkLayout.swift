@@ -13,7 +13,7 @@ import SqueezeEngines
 /// `crc32_combine` into the trailer's. The cut depends only on the data and the rule, never
 /// on `--jobs` or the isolation mode, so the output is byte-identical whatever runs it. A
 /// file of one chunk is compressed exactly as a single deflate stream.
-struct ChunkLayout: Sendable, Equatable {
+package struct ChunkLayout: Sendable, Equatable {
   /// Where chunks end.
   let chunking: Chunking
   /// The file's length in bytes.
@@ -25,9 +25,9 @@ struct ChunkLayout: Sendable, Equatable {
   /// The deflate window, and so the most history a dictionary can give: 32 KiB (RFC 1951).
   static let windowSize = 32 * 1024
   /// The smallest chunk size accepted: a chunk must be at least one window long.
-  static let minimumChunkSize = 32 * 1024
+  package static let minimumChunkSize = 32 * 1024
   /// The largest chunk size accepted: 64 MiB.
-  static let maximumChunkSize = 64 * 1024 * 1024
+  package static let maximumChunkSize = 64 * 1024 * 1024
 
   /// The dictionary of the chunk that starts at `start`: the up to ``dictionarySize`` bytes
   /// right before it.

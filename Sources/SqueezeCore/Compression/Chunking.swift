@@ -4,7 +4,7 @@
 /// Either way the cut depends only on the data and these parameters (engine, block size),
 /// never on `--jobs`, the isolation mode, or whether the data comes from a file, `-c` or
 /// standard input, so the output is byte-identical whatever runs it.
-enum Chunking: Sendable, Equatable {
+package enum Chunking: Sendable, Equatable {
   /// Chunk `k` covers bytes `k·size ..< (k+1)·size` (pigz's layout without `-R`).
   case fixed(size: Int)
   /// Chunks end where a rolling hash of the data says (``RsyncableChunking``).
@@ -12,7 +12,7 @@ enum Chunking: Sendable, Equatable {
 
   /// The rule for `--block-size` `size` (the engine's default chunk size when not given),
   /// content-defined with `--rsyncable`.
-  init(chunkSize: Int, rsyncable: Bool) {
+  package init(chunkSize: Int, rsyncable: Bool) {
     self =
       rsyncable
       ? .contentDefined(RsyncableChunking(targetChunkSize: chunkSize)) : .fixed(size: chunkSize)
@@ -53,16 +53,14 @@ enum Chunking: Sendable, Equatable {
 /// All three follow from the target size `T` (`--block-size`, else the engine's default
 /// chunk size: 1 MiB fast, 128 KiB zlib): minimum `T/4`, hits every `2^maskBits` ≤ `T/2`
 /// bytes on average (`maskBits` = ⌊log2(T/2)⌋), maximum `2T`; chunks average about `0.75·T`.
-/// Measured on the corpus's `big/drivers-net.tar` (132 MB) at level 6 with a throwaway C
-/// program (`EnginesAndLevels.md`): fast (256 KiB, 2^19, 2 MiB) 27,563,123 bytes, +0.16 % over
-/// its fixed 1 MiB chunks (+0.54 % over `gzip -6`); zlib (32 KiB, 2^16, 256 KiB) +0.01 % over
-/// its fixed 128 KiB chunks. The fast engine's chunks are independent (no dictionary), so each
-/// cut costs ratio and its chunks stay near its 1 MiB default: 128 KiB minimums cost +0.24 %,
-/// and fixed 256 KiB chunks +1.4 % (issue 10). The maximum, 2T, stays within the restore's cap
+/// The fast engine's chunks are independent (no dictionary), so each cut costs ratio and its
+/// chunks stay near its 1 MiB default; zlib's chunks carry the previous 32 KiB as a
+/// dictionary and can be smaller (what each choice cost in bytes: the Performance article,
+/// "Rsyncable outputs"). The maximum, 2T, stays within the restore's cap
 /// on a chunk decoded ahead (``ParallelCompressor/restoredChunkCap(chunkSize:)``, 4 × max(T,
 /// 1 MiB)), so rsyncable files restore chunk-parallel too; and an edit rewrites about one
 /// chunk (about T of source), which on a 50 MB text is under 5 % of its `.gz`.
-struct RsyncableChunking: Sendable, Equatable {
+package struct RsyncableChunking: Sendable, Equatable {
   /// No chunk but the last is shorter, in bytes: `T/4`.
   let minimumChunkSize: Int
   /// A position is a hit when the top `maskBits` bits of the hash are zero: on random data

@@ -1,12 +1,13 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// The run's shared, immutable state every file job reads. A class, so handing it to a
 /// job costs one reference count rather than a copy of every field.
 final class JobContext: Sendable {
   let list: FileList
   let bases: BaseDirectories
-  let settings: CompressionSettings
+  let settings: FileSettings
   let namer: TemporaryNamer
   let publisher: Publisher
   let workspaces: WorkspacePool
@@ -16,17 +17,16 @@ final class JobContext: Sendable {
   let cleaner: TemporaryCleaner
   /// The open folders outputs are written in.
   let outputFolders = FolderHandleCache()
-  /// What the plan found at each file's output path (``RunPlan/existing``), or nil when
-  /// each job inspects for itself.
-  let planned: [ExistingOutput]?
+  /// What the plan found at each file's output path (``FileDisposition/work(existing:)``),
+  /// or nil when each job inspects for itself.
+  let plan: RunPlan?
 
   init(
-    list: FileList, bases: BaseDirectories, settings: CompressionSettings,
+    list: FileList, bases: BaseDirectories, settings: FileSettings,
     namer: TemporaryNamer, publisher: Publisher, workspaces: WorkspacePool,
-    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner,
-    planned: [ExistingOutput]? = nil
+    decoders: DecoderPool, stop: AtomicFlag, cleaner: TemporaryCleaner, plan: RunPlan? = nil
   ) {
-    self.planned = planned
+    self.plan = plan
     self.list = list
     self.bases = bases
     self.settings = settings
@@ -45,7 +45,7 @@ final class JobContext: Sendable {
   func existing(
     at target: RelativeLocation, of index: Int, sourceName: RawPath, source: FileStatus
   ) throws(SystemError) -> ExistingOutput {
-    if let planned { return planned[index] }
+    if case .work(let existing?) = plan?.dispositions[index] { return existing }
     return try ExistingOutput.inspect(
       target, sourceName: sourceName, source: source, inMirror: settings.inMirror)
   }
@@ -54,7 +54,7 @@ final class JobContext: Sendable {
   /// temporaries, once per folder and run).
   func temporaryOutput(
     for target: RelativeLocation, display: MessagePath, replacesExisting: Bool,
-    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
+    folderPermissions: UInt16, permissions: UInt32 = CreationPermissions.ownerOnly
   ) throws(FileFailure) -> TemporaryOutput {
     if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
     return try TemporaryOutput(
@@ -121,7 +121,7 @@ final class CompressionJob {
   }
 
   deinit {
-    close(input)
+    Descriptor.close(input)
   }
 
   /// The output path, for messages.
@@ -150,7 +150,7 @@ final class CompressionJob {
       throw .vanished
     }
     var keepInput = false
-    defer { if !keepInput { close(source.descriptor) } }
+    defer { if !keepInput { Descriptor.close(source.descriptor) } }
 
     let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard outputName.count <= 255 else {
@@ -208,7 +208,10 @@ final class CompressionJob {
   /// offset must find the end of the file.
   func checkNoGrowth() throws(FileFailure) {
     var probe: UInt8 = 0
-    if pread(input, &probe, 1, off_t(layout.length)) > 0 {
+    let found = withUnsafeMutableBytes(of: &probe) { raw in
+      (try? Descriptor.read(input, into: raw, at: layout.length)) ?? 0
+    }
+    if found > 0 {
       throw .changedWhileReading("it grew past \(layout.length) bytes while being read")
     }
   }
@@ -267,9 +270,12 @@ final class CompressionJob {
   /// Fails when the source changed while it was read: its size or modification time now
   /// differ from when it was opened, or the bytes read differ from its size then.
   private func checkUnchanged(bytesRead: Int64) throws(FileFailure) {
-    var raw = stat()
-    guard fstat(input, &raw) == 0 else { throw .cannotRead(SystemError.current) }
-    let after = FileStatus(raw)
+    let after: FileStatus
+    do throws(SystemError) {
+      after = try Descriptor.status(input)
+    } catch {
+      throw .cannotRead(error)
+    }
     // A size of 0 with content is a file whose size the kernel does not know (/proc); any
     // other difference means the file changed.
     if bytesRead != before.size && !(before.size == 0 && after.size == 0) {

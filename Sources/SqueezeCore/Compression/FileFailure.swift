@@ -1,8 +1,9 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
-/// files; the exit status becomes 1 (spec §4, "One bad file never stops the run").
+/// files (one bad file never stops a backup); the exit status becomes 1.
 ///
 /// Messages are lowercase without a final period, name other paths in single quotes and keep
 /// the system's cause, and are printed as `squeeze: <path>: <message>`.
@@ -84,7 +85,7 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .outputInTheWay(let path, let kind): "'\(path.displayString)' is \(kind); not replaced"
     case .outputAppeared(let path):
       "'\(path.displayString)' appeared while this output was being written and is not an up-to-date output of this file; not overwritten"
-    case .cannotCreateOutput(let path, let error) where error.code == ELOOP:
+    case .cannotCreateOutput(let path, let error) where error == .symbolicLinkLoop:
       "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
       "output '\(path.displayString)' is also the output of '\(other.displayString)'; not written"
@@ -124,20 +125,5 @@ extension FileFailure {
     case permissions = "permissions"
     /// Access and modification times (`futimens(2)`).
     case times = "times"
-  }
-}
-
-extension FileKind: CustomStringConvertible {
-  var description: String {
-    switch self {
-    case .regular: "a regular file"
-    case .directory: "a folder"
-    case .symbolicLink: "a symbolic link"
-    case .characterDevice: "a character device"
-    case .blockDevice: "a block device"
-    case .fifo: "a named pipe"
-    case .socket: "a socket"
-    case .unknown: "of unknown type"
-    }
   }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// Reads a sequential input (a file front to back, standard input, a pipe) and cuts it into
 /// chunks by a ``Chunking`` rule, in a buffer the caller owns.
@@ -114,9 +114,9 @@ struct SequentialChunkReader {
     handedOut = nil
     let history = min(historyRoom, historyLength + length)
     let base = buffer.baseAddress!
-    memmove(
-      base + historyRoom - history, base + historyRoom + length - history,
-      history + filled - length)
+    // The regions overlap: copyMemory moves as memmove does.
+    (base + historyRoom - history).copyMemory(
+      from: base + historyRoom + length - history, byteCount: history + filled - length)
     filled -= length
     scanned = 0
     historyLength = history
@@ -128,10 +128,13 @@ struct SequentialChunkReader {
     var total = 0
     while total < wanted {
       readCalls += 1
-      let count = Glibc.read(descriptor, data + filled, wanted - total)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      let count: Int
+      do throws(SystemError) {
+        count = try Descriptor.read(
+          descriptor,
+          into: UnsafeMutableRawBufferPointer(start: data + filled, count: wanted - total))
+      } catch {
+        throw .cannotRead(error)
       }
       if count == 0 {
         endOfInput = true

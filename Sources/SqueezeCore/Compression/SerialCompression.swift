@@ -1,5 +1,6 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 extension CompressionJob {
   /// Compresses the whole file on the calling thread, chunk after chunk, reading
@@ -69,10 +70,12 @@ extension CompressionJob {
     var total = 0
     while total < buffer.count {
       calls += 1
-      let count = Glibc.read(input, buffer.baseAddress! + total, buffer.count - total)
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      let count: Int
+      do throws(SystemError) {
+        count = try Descriptor.read(
+          input, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]))
+      } catch {
+        throw .cannotRead(error)
       }
       if count == 0 { break }
       total += count
@@ -101,12 +104,13 @@ extension CompressionJob {
     let buffer = UnsafeMutableRawBufferPointer(rebasing: workspace.input[start..<(start + wanted)])
     var total = 0
     while total < wanted {
-      let count = pread(
-        descriptor, buffer.baseAddress! + total, wanted - total,
-        off_t(dictionary.lowerBound) + off_t(total))
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
+      let count: Int
+      do throws(SystemError) {
+        count = try Descriptor.read(
+          descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]),
+          at: dictionary.lowerBound + Int64(total))
+      } catch {
+        throw .cannotRead(error)
       }
       if count == 0 { break }
       total += count

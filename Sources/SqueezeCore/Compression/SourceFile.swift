@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// A listed file opened for reading, checked to still be the file discovery listed.
 struct SourceFile {
@@ -23,28 +23,28 @@ struct SourceFile {
       directory: list.relativePath(ofDirectory: file.directory), name: list.name(of: file),
       symlinks: symlinks)
     let descriptor: Int32
-    do {
-      descriptor = try location.open(flags: O_RDONLY | O_NOCTTY | O_NONBLOCK).release()
+    do throws(SystemError) {
+      descriptor = try location.open(flags: .source).release()
     } catch {
-      switch error.code {
-      case ENOENT: throw .vanished
-      case ELOOP: throw .becameSymbolicLink
+      switch error {
+      case .noSuchFile: throw .vanished
+      case .symbolicLinkLoop: throw .becameSymbolicLink
       default: throw .cannotOpen(error)
       }
     }
-    var raw = stat()
-    guard fstat(descriptor, &raw) == 0 else {
-      let error = SystemError.current
-      close(descriptor)
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try Descriptor.status(descriptor)
+    } catch {
+      Descriptor.close(descriptor)
       throw .cannotRead(error)
     }
-    let status = FileStatus(raw)
     guard status.kind == .regular else {
-      close(descriptor)
+      Descriptor.close(descriptor)
       throw .notRegularFile(status.kind)
     }
     guard status.device == file.device && status.inode == file.inode else {
-      close(descriptor)
+      Descriptor.close(descriptor)
       throw .replaced
     }
     return SourceFile(descriptor: descriptor, status: status, location: location)

@@ -1,5 +1,6 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 extension CompressionJob {
   /// Bytes read per step when storing: 16 full stored blocks (1 MiB less 16 bytes).
@@ -60,7 +61,7 @@ extension CompressionJob {
       guard
         let stored = StoredBlocks.write(
           data, isLast: isLast, into: UnsafeMutableRawBufferPointer(rebasing: buffer[used...]))
-      else { throw .cannotWriteOutput(output.display.path, SystemError(code: ENOBUFS)) }
+      else { throw .cannotWriteOutput(output.display.path, SystemError.noBufferSpace) }
       used += stored
       if count > 0 { progress(count) }
       if isLast { break }

@@ -1,12 +1,14 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Compresses a sequential input (standard input, a pipe, or a file read front to back) into
 /// one gzip member on an output descriptor, chunk-parallel: chunks are read in order and cut
 /// by the same rule as files (``SequentialChunkReader``, so a regular file gives the same bytes
 /// as `squeeze file`, `--rsyncable` included), each is compressed in a child task that takes a
-/// compression slot, and the compressed chunks are written in order. At most `window` chunks
-/// are in memory at once, plus the reader's buffer; memory does not grow with the input.
+/// compression slot, and the compressed chunks are written in order (``OrderedChunkWindow``).
+/// At most `window` chunks are in memory at once, plus the one read ahead and the reader's
+/// buffer; memory does not grow with the input.
 enum StreamCompressor {
   /// Compresses everything `input` yields into `output`.
   ///
@@ -19,7 +21,7 @@ enum StreamCompressor {
   ///   is set.
   static func compress(
     from input: Int32, to output: Int32, outputName: RawPath, header: [UInt8],
-    chunking: Chunking, workspaces: WorkspacePool, slots: CompressionSlots, window: Int,
+    chunking: Chunking, workspaces: WorkspacePool, slots: WorkSlots, window: Int,
     stop: AtomicFlag
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let writer = DescriptorWriter(descriptor: output, display: outputName)
@@ -39,68 +41,39 @@ enum StreamCompressor {
     }
     // Nothing is written before the input has been read once: one that cannot be read at
     // all (a folder on standard input, EIO) leaves the output empty, not a lone header.
-    let first = try nextChunk()
+    var first = try nextChunk()
     try writer.write(header)
     var crc: UInt32 = 0
     var bytesIn: Int64 = 0
-    var failure: FileFailure? = nil
-    await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
-      var current = first
-      var started = 0
-      var written = 0
-      var ready: [Int: CompressedChunk] = [:]
-      while failure == nil {
-        while let chunk = current, started - written < window {
-          if stop.isSet {
-            failure = .interrupted
-            break
-          }
-          let index = started
-          guard await slots.acquire() else {
-            failure = .interrupted
-            break
-          }
-          group.addTask {
-            defer { slots.release() }
-            do throws(FileFailure) {
-              return .success(
-                try workspaces.withWorkspace { (workspace) throws(FileFailure) in
-                  try compressChunk(
-                    chunk.data, dictionary: chunk.dictionary, index: index,
-                    isLast: chunk.isLast, workspace: workspace)
-                })
-            } catch {
-              return .failure(error)
-            }
-          }
-          started += 1
-          // Read the next chunk while this one compresses.
-          do throws(FileFailure) {
-            current = chunk.isLast ? nil : try nextChunk()
-          } catch {
-            failure = error
-            break
-          }
+    let chunks = OrderedChunkWindow<StreamChunk, CompressedChunk, FileFailure>(
+      width: window, slots: slots, stop: stop, interruption: .interrupted, task: nil)
+    try await chunks.run(
+      next: { () throws(FileFailure) in
+        // The window asks for the next chunk as soon as one starts: it is read while the
+        // chunks before it compress.
+        let chunk: StreamChunk?
+        if let read = first {
+          chunk = read
+          first = nil
+        } else {
+          chunk = try nextChunk()
         }
-        if failure != nil || written == started { break }
-        guard let result = await group.next() else { break }
-        switch result {
-        case .failure(let error): failure = error
-        case .success(let chunk): ready[chunk.index] = chunk
+        guard let chunk else { return .end }
+        return .chunk(chunk, isLast: chunk.isLast)
+      },
+      work: { (index, chunk) throws(FileFailure) in
+        try workspaces.withWorkspace { (workspace) throws(FileFailure) in
+          try compressChunk(
+            chunk.data, dictionary: chunk.dictionary, index: index, isLast: chunk.isLast,
+            workspace: workspace)
         }
-        while failure == nil, let chunk = ready.removeValue(forKey: written) {
-          do throws(FileFailure) {
-            try writer.write(chunk.bytes)
-          } catch {
-            failure = error
-          }
-          crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
-          bytesIn += Int64(chunk.length)
-          written += 1
-        }
-      }
-    }
-    if let failure { throw failure }
+      },
+      consume: { (_, chunk) throws(FileFailure) in
+        try writer.write(chunk.bytes)
+        crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
+        bytesIn += Int64(chunk.length)
+        return .more
+      })
     try writer.write(GzipTrailer(crc: crc, uncompressedSize: bytesIn).encoded)
     return (bytesIn, writer.bytesWritten)
   }

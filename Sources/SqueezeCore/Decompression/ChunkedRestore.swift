@@ -1,5 +1,5 @@
-import Glibc
 import SqueezeEngines
+import SqueezeSystem
 import Synchronization
 
 // Restoring one big file on every core (`-d`, `-t`).
@@ -94,11 +94,13 @@ struct SyncMarkerFinder {
       var failure: SystemError? = nil
       window.withUnsafeMutableBytes { raw in
         while count < wanted {
-          let got = pread(
-            descriptor, raw.baseAddress! + count, wanted - count, off_t(windowStart) + off_t(count))
-          if got < 0 {
-            if errno == EINTR { continue }
-            failure = SystemError.current
+          let got: Int
+          do throws(SystemError) {
+            got = try Descriptor.read(
+              descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[count..<wanted]),
+              at: windowStart + Int64(count))
+          } catch {
+            failure = error
             return
           }
           if got == 0 { break }
@@ -121,8 +123,11 @@ struct SyncMarkerFinder {
       var index = cursor + 3
       while index < count {
         // Jump to the next 0xff that could end a marker, then check the three before it.
-        guard let hit = memchr(base + index, 0xff, count - index) else { return nil }
-        let position = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+        guard
+          let hit = Memory.firstIndex(
+            of: 0xff, in: UnsafeRawBufferPointer(rebasing: raw[index..<count]))
+        else { return nil }
+        let position = index + hit
         if base[position - 1] == 0xff && base[position - 2] == 0 && base[position - 3] == 0 {
           return position + 1
         }
@@ -233,10 +238,13 @@ enum ChunkDecoding {
     while position < range.upperBound {
       if stop.isSet || Task.isCancelled { return reject("stopped") }
       let wanted = Int(min(Int64(input.count), range.upperBound - position))
-      let got = pread(descriptor, input.baseAddress, wanted, off_t(position))
-      if got < 0 {
-        if errno == EINTR { continue }
-        return reject("cannot read: \(SystemError.current)")
+      let got: Int
+      do throws(SystemError) {
+        got = try Descriptor.read(
+          descriptor, into: UnsafeMutableRawBufferPointer(rebasing: input[..<wanted]),
+          at: position)
+      } catch {
+        return reject("cannot read: \(error)")
       }
       if got == 0 { return reject("the file ended") }
       position += Int64(got)

@@ -1,5 +1,6 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 import Synchronization
 
 /// The engine's inflater and two buffers one decompression uses, reused from file to file.
@@ -20,8 +21,8 @@ final class DecodeWorkspace: @unchecked Sendable {
   /// Bytes per read: 128 KiB.
   static let inputSize = 128 * 1024
   /// Bytes per inflated chunk: 512 KiB. ISA-L copies the last 32 KiB of each call's output
-  /// into its own window, so a bigger buffer copies less: 128 KiB cost about 5 % of a big
-  /// restore's samples in `memmove` (issue 10).
+  /// into its own window, so a bigger buffer copies less (the Performance article gives
+  /// what a smaller one cost).
   static let outputSize = 512 * 1024
 
   /// - Throws: ``EngineError`` when the engine cannot allocate an inflater.
@@ -162,7 +163,7 @@ enum GzipFileReader {
     stop: AtomicFlag?, restart: (() throws(FileFailure) -> Void)?,
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) throws(FileFailure) -> GzipDecoder {
-    guard lseek(descriptor, 0, SEEK_SET) == 0,
+    guard (try? Descriptor.seek(descriptor, to: 0)) != nil,
       let reference = try? DecodeWorkspace(engine: .zlib)
     else { throw .badGzip(fault) }
     try restart?()
@@ -200,15 +201,18 @@ enum GzipFileReader {
     while true {
       if stop?.isSet == true || Task.isCancelled { throw .interrupted }
       let fromPrefix = prefixLeft > 0
-      let count =
-        fromPrefix
-        ? prefixLeft : read(descriptor, workspace.input.baseAddress, workspace.input.count)
+      let count: Int
+      if fromPrefix {
+        count = prefixLeft
+      } else {
+        do throws(SystemError) {
+          count = try Descriptor.read(descriptor, into: workspace.input)
+        } catch {
+          throw .cannotRead(error)
+        }
+      }
       if !fromPrefix { reads += 1 }
       prefixLeft = 0
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw .cannotRead(SystemError.current)
-      }
       if count == 0 { break }
       total += Int64(count)
       do throws(GzipStreamError<FileFailure>) {

@@ -1,4 +1,5 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// Restores one gzip file (`-d`): every member decoded in turn into a temporary beside the
 /// output, checked (CRC-32 and ISIZE of each member), given the `.gz` file's permission bits
@@ -34,7 +35,7 @@ enum DecompressionJob {
     -> PreparedOutput
   {
     let opened = try open(index: index, context: context)
-    defer { close(opened.source.descriptor) }
+    defer { Descriptor.close(opened.source.descriptor) }
     let decoded = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decodeFile(
         opened.source.descriptor, knownSize: opened.source.status.size, workspace: workspace,
@@ -60,7 +61,7 @@ enum DecompressionJob {
     let source = try SourceFile.open(
       index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
     var keep = false
-    defer { if !keep { close(source.descriptor) } }
+    defer { if !keep { Descriptor.close(source.descriptor) } }
     guard var outputName = settings.plan.outputName(for: list.name(of: file)) else {
       throw .unknownSuffix
     }
@@ -107,10 +108,9 @@ enum DecompressionJob {
   ) throws(FileFailure) -> PreparedOutput {
     let source = opened.source
     let settings = context.settings
-    var after = stat()
-    if !readAtOnce && fstat(source.descriptor, &after) == 0
-      && (Int64(after.st_size) != source.status.size
-        || Timestamp(after.st_mtim) != source.status.modificationTime)
+    if !readAtOnce, let after = try? Descriptor.status(source.descriptor),
+      after.size != source.status.size
+        || after.modificationTime != source.status.modificationTime
     {
       throw .changedWhileReading("it was modified during decompression")
     }
@@ -148,8 +148,8 @@ enum DecompressionJob {
   ) throws(FileFailure) -> ExistingOutput {
     let settings = context.settings
     let existing: ExistingOutput
-    if let planned = context.planned {
-      existing = planned[index]
+    if case .work(let planned?) = context.plan?.dispositions[index] {
+      existing = planned
     } else {
       do throws(SystemError) {
         switch try target.entryStatus().kind {
@@ -157,7 +157,7 @@ enum DecompressionJob {
         case .symbolicLink: existing = .stale
         case let kind: existing = .inTheWay(kind)
         }
-      } catch  where error.code == ENOENT {
+      } catch  where error == .noSuchFile {
         existing = .absent
       } catch {
         throw .cannotCreateOutput(display.path, error)
@@ -193,9 +193,7 @@ enum DecompressionJob {
       var failure: SystemError? = nil
       let count = buffer.withUnsafeMutableBytes { raw -> Int in
         do throws(SystemError) {
-          return try retryingOnInterrupt {
-            pread(descriptor, raw.baseAddress, raw.count, off_t(offset))
-          }
+          return try Descriptor.read(descriptor, into: raw, at: offset)
         } catch {
           failure = error
           return 0
@@ -248,7 +246,7 @@ enum TestJob {
     let source = try SourceFile.open(
       index: index, list: context.list, bases: context.bases,
       symlinks: context.settings.sourceSymlinks)
-    defer { close(source.descriptor) }
+    defer { Descriptor.close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
         source.descriptor, workspace: workspace, stop: context.stop, progress: progress,

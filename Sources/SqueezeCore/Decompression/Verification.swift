@@ -1,5 +1,6 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
 
 /// Checks a finished output by decompressing it, before its source may be removed
 /// (`--rm`): it must decode without error as one member, to exactly the source's length and
@@ -14,11 +15,11 @@ enum Verification {
   ) throws(FileFailure) {
     let descriptor: Int32
     do {
-      descriptor = try output.open(flags: O_RDONLY).release()
+      descriptor = try output.open(flags: .readOnly).release()
     } catch {
       throw .verificationFailed(display, "cannot reopen it: \(error)")
     }
-    defer { close(descriptor) }
+    defer { Descriptor.close(descriptor) }
     var crc = CRC32()
     let decoder: GzipDecoder
     do {

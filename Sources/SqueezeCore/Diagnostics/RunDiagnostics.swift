@@ -1,4 +1,7 @@
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 import Synchronization
 
 /// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report
@@ -39,7 +42,8 @@ final class RunDiagnostics: Sendable {
   ) {
     guard let log else { return }
     log.start(
-      version: HelpText.version, isolation: isolation, jobs: jobs, level: level, engine: engine,
+      version: SqueezeVersion.current, isolation: isolation.rawValue, jobs: jobs,
+      level: Int(level.value), engine: engine.rawValue,
       cpus: cpus, files: files, bytes: bytes, chunkSize: chunkSize)
     let sampler = TaskSampler(
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)

@@ -1,10 +1,10 @@
-import CSystem
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// What to select while walking.
-struct DiscoveryOptions: Sendable {
+package struct DiscoveryOptions: Sendable {
   /// Which files are wanted.
-  enum Wanted: Sendable {
+  package enum Wanted: Sendable {
     /// Files to compress: compressed names are skipped.
     case uncompressed
     /// Files to decompress (`-d`): only compressed names; a file argument without a known
@@ -18,36 +18,42 @@ struct DiscoveryOptions: Sendable {
   }
 
   /// Which files are wanted.
-  var wanted = Wanted.uncompressed
+  package var wanted = Wanted.uncompressed
   /// The compressed suffix (`-S`, default `.gz`).
-  var suffix: RawPath = ".gz"
+  package var suffix: RawPath = ".gz"
   /// `--include`, `--exclude`, `--older-than`, `--shard`.
-  var selection = Selection()
+  package var selection = Selection()
   /// Follow symbolic links (`--follow-symlinks`).
-  var followSymlinks = false
+  package var followSymlinks = false
   /// Stay on each argument's file system (`--one-file-system`).
-  var oneFileSystem = false
+  package var oneFileSystem = false
   /// Folders never entered: the output folder when it lies inside an input.
   var excludedFolders: Set<FileIdentity> = []
   /// Files never compressed: the run's task log when it lies inside an input.
   var excludedFiles: Set<FileIdentity> = []
   /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
-  var recordsSkippedPaths = false
-  /// Remove stale temporaries of killed runs met on the way.
-  var removesStaleTemporaries = true
+  package var recordsSkippedPaths = false
+  /// Set the stale temporaries of killed runs met on the way aside for the run to remove
+  /// (``DiscoveryResult/staleTemporaries``), rather than skip them: discovery itself
+  /// removes nothing.
+  package var findsStaleTemporaries = true
   /// A mirror (`-o`): arguments map as rsync's (``ArgumentMapping``) and, unless links are
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
-  var mirrorsTree = false
+  package var mirrorsTree = false
   /// Leave out the archive marker (``ArchiveMarker``) and the mirror's manifest
   /// (``MirrorManifest``) at an argument's top: restores ignore them.
-  var skipsArchiveMarker = false
+  package var skipsArchiveMarker = false
   /// The most bytes of names the list takes (``FileList/maximumNameBytes``; lower in tests).
-  var nameCapacity = FileList.maximumNameBytes
+  package var nameCapacity = FileList.maximumNameBytes
   /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
   /// after another. Links are never followed on several threads: which of two ways to the
   /// same file or folder is taken depends on the walk's order.
-  var listingThreads = 1
+  package var listingThreads = 1
+
+  /// The defaults: files to compress, `.gz`, no selection, links not followed, one
+  /// listing thread.
+  package init() {}
 
   /// True when links are listed as links rather than skipped or followed.
   var recordsLinks: Bool { mirrorsTree && !followSymlinks }
@@ -77,15 +83,16 @@ struct DiscoveryResult: Sendable {
   /// the wrong suffix (skipped, as gzip warns), a followed link that leads outside its
   /// argument.
   var warnings: [DiscoveryFailure] = []
-  /// Stale temporaries of killed runs that were removed.
-  var staleTemporariesRemoved = 0
+  /// Stale temporaries of killed runs met on the way (``DiscoveryOptions/findsStaleTemporaries``),
+  /// by folder record and name: the run removes them before its work.
+  var staleTemporaries: [(directory: Int32, name: RawPath)] = []
 
   /// Total number of skipped entries.
   var skippedCount: Int { skipCounts.values.reduce(0, +) }
 }
 
 /// Walks the arguments and lists the regular files to work on, recursively, without following
-/// symbolic links unless asked (spec §4, "Skips").
+/// symbolic links unless asked.
 ///
 /// Each folder is opened relative to its argument's open folder, read completely with
 /// `getdents64` (a file costs one `fstatat`), sorted by name, and closed before its
@@ -126,7 +133,8 @@ struct Discovery {
     let status: FileStatus
     do {
       // A trailing slash makes the kernel resolve a link to a folder, as with `ls dir/`.
-      status = try FileStatus.of(argument, in: AT_FDCWD, followingSymlinks: options.followSymlinks)
+      status = try FileStatus.of(
+        argument, in: Descriptor.currentDirectory, followingSymlinks: options.followSymlinks)
     } catch {
       fail(argument, error.description)
       return
@@ -257,7 +265,7 @@ struct Discovery {
     result.files.directories.append(topRecord)
     let context = FolderScan.Context(
       options: options, namer: namer, base: bases.descriptor(base), rootDevice: status.device,
-      rootRealPath: options.followSymlinks ? Discovery.realPath(argument) : nil)
+      rootRealPath: options.followSymlinks ? argument.realPath : nil)
     var visited: Set<FileIdentity> = [identity]
     if options.listingThreads > 1 && !options.followSymlinks {
       let before = result
@@ -270,12 +278,10 @@ struct Discovery {
           visited: &visited
         ).map { ($0.entry, $0.record) }
       }
-      guard case .folderReachedTwice(let staleTemporariesRemoved) = outcome else { return }
+      guard case .folderReachedTwice = outcome else { return }
       // A bind mount: what was recorded is undone, and the serial walk below decides which
-      // way to the folder is listed and which is skipped, as without threads. The stale
-      // temporaries the threads removed are gone, and counted.
+      // way to the folder is listed and which is skipped, as without threads.
       result = before
-      result.staleTemporariesRemoved += staleTemporariesRemoved
       visited = [identity]
     }
     var pending: [Int32] = [top]
@@ -308,7 +314,7 @@ struct Discovery {
       return []
     }
     result.files.directories[Int(directory)].hasNoDefaultACL = scan.hasNoDefaultACL
-    result.staleTemporariesRemoved += scan.staleTemporariesRemoved
+    for name in scan.staleTemporaries { result.staleTemporaries.append((directory, name)) }
     let firstFile = result.files.files.count
     var subfolders: [(entry: Int, record: Int32)] = []
     var subfolderEntries = 0
@@ -382,7 +388,7 @@ struct Discovery {
       for index in firstFile..<result.files.files.count {
         let name = result.files.name(of: result.files.files[index])
         result.files.files[index].outputListedBeside =
-          OutputPlan.decompressedName(of: name, suffix: options.suffix).map(names.contains)
+          GzipNaming.decompressedName(of: name, suffix: options.suffix).map(names.contains)
           ?? true
       }
     }
@@ -413,17 +419,6 @@ struct Discovery {
       current = result.files.directories[Int(current)].parent
     }
     return false
-  }
-
-  /// The canonical absolute path (`realpath(3)`), or nil.
-  static func realPath(_ path: RawPath) -> [UInt8]? {
-    path.withCString { cPath -> [UInt8]? in
-      guard let resolved = realpath(cPath, nil) else { return nil }
-      defer { free(resolved) }
-      return Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved))).map {
-        UInt8(bitPattern: $0)
-      }
-    }
   }
 
   /// Records a link to mirror; `display` names it if the list is full.
@@ -462,7 +457,7 @@ struct Discovery {
   }
 
   private func isCompressedName(_ name: RawPath) -> Bool {
-    OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
+    GzipNaming.hasCompressedSuffix(name, suffix: options.suffix)
   }
 
   private mutating func skip(_ path: RawPath, _ reason: SkipReason) {
@@ -491,45 +486,5 @@ extension SkipReason {
     case .unknown: self = .device
     case .regular, .directory: return nil
     }
-  }
-}
-
-/// Reads a folder's entries with `getdents64(2)`, straight from the open folder (no `DIR`,
-/// no duplicated descriptor).
-enum DirectoryReader {
-  /// Every entry but `.` and `..`: the raw name and `d_type` (`DT_UNKNOWN` when the file
-  /// system does not say).
-  ///
-  /// - Parameter folder: an open folder descriptor, read from its current position (a fresh
-  ///   descriptor starts at the beginning).
-  /// - Throws: ``SystemError`` from `getdents64(2)`.
-  static func entries(of folder: Int32) throws(SystemError) -> [(name: RawPath, type: UInt8)] {
-    let size = 64 * 1024
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
-    defer { buffer.deallocate() }
-    var entries: [(name: RawPath, type: UInt8)] = []
-    while true {
-      let count = squeeze_getdents64(folder, buffer.baseAddress, UInt(size))
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw SystemError.current
-      }
-      if count == 0 { break }
-      var offset = 0
-      while offset < count {
-        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-        let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt16.self))
-        guard length > 19, offset + length <= count else { throw SystemError(code: EIO) }
-        let type = buffer[offset + 18]
-        let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 19)..<(offset + length)])
-        let name = Array(nameBytes.prefix { $0 != 0 })
-        offset += length
-        if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] {
-          continue
-        }
-        entries.append((RawPath(bytes: name), type))
-      }
-    }
-    return entries
   }
 }

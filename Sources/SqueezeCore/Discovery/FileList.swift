@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// Everything discovery found: the folders walked and the regular files selected, stored
 /// compactly (one shared byte arena for all names, fixed-size records), because a run may
@@ -23,9 +23,6 @@ struct FileList: Sendable {
     var destination: RawPath = ""
     /// The argument is a symbolic link, mirrored as a link (`-o` without a trailing slash).
     var isLinkArgument = false
-    /// The argument failed after it was walked (it collides with an earlier argument):
-    /// nothing of it is worked on or pruned.
-    var isDropped = false
   }
 
   /// One folder that was walked.
@@ -233,14 +230,11 @@ struct FileList: Sendable {
   /// bits), in the shape of a status: how existing outputs are judged before the file is
   /// opened.
   func listedStatus(of file: File) -> FileStatus {
-    var raw = stat()
-    raw.st_size = Int(file.size)
-    raw.st_mtim = file.modificationTime.timespec
-    raw.st_dev = UInt(file.device)
-    raw.st_ino = UInt(file.inode)
-    raw.st_nlink = UInt(file.linkCount)
-    raw.st_mode = S_IFREG | mode_t(file.permissions)
-    return FileStatus(raw)
+    FileStatus(
+      device: file.device, inode: file.inode,
+      mode: FileStatus.regularFileType | UInt32(file.permissions),
+      linkCount: UInt64(file.linkCount), size: file.size,
+      modificationTime: file.modificationTime)
   }
 
   /// The identity of the folder holding `file`.

@@ -1,7 +1,8 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// One folder's listing, read without touching the run's list: what ``Discovery`` records
-/// from it, in the order it records it (spec §4, "Skips").
+/// from it, in the order it records it.
 ///
 /// Reading a folder needs only its argument's open folder and the walk's options, so several
 /// folders can be read at once on different threads (``ParallelListing``) and recorded in walk
@@ -50,8 +51,9 @@ struct FolderScan: Sendable {
   var failure: String? = nil
   /// The folder has no default ACL (``CreationPermissions``).
   var hasNoDefaultACL = false
-  /// Stale temporaries of killed runs removed from it.
-  var staleTemporariesRemoved = 0
+  /// Stale temporaries of killed runs in it (``DiscoveryOptions/findsStaleTemporaries``), in
+  /// name order: not listed, not skipped, left for the run to remove.
+  var staleTemporaries: [RawPath] = []
 
   /// Reads the folder `relative` below the argument (`""` for the argument's own folder),
   /// shown to the user as `display`: one `getdents64` pass, then one `fstatat` per entry in
@@ -63,7 +65,7 @@ struct FolderScan: Sendable {
     let listed: [(name: RawPath, type: UInt8)]
     do {
       folder = try FileDescriptor.open(
-        relative.isEmpty ? "." : relative, in: context.base, flags: O_RDONLY | O_DIRECTORY,
+        relative.isEmpty ? "." : relative, in: context.base, flags: .folder,
         symlinks: options.followSymlinks ? .always : .never)
     } catch {
       scan.failure = "cannot open folder: \(error)"
@@ -106,15 +108,15 @@ private struct EntryReader {
   /// Takes, skips or records one entry.
   mutating func consider(_ entry: (name: RawPath, type: UInt8)) {
     let name = entry.name
-    if entry.type == UInt8(DT_REG), let reason = suffixSkip(name) {
+    if entry.type == DirectoryReader.regularFile, let reason = suffixSkip(name) {
       skipByName(name, reason)
       return
     }
     if TemporaryNamer.isTemporary(name) {
-      if options.removesStaleTemporaries
-        && TemporaryCleaner.removeIfStale(name, in: folder, namer: context.namer)
+      if options.findsStaleTemporaries
+        && TemporaryCleaner.isStale(name, in: folder, namer: context.namer)
       {
-        scan.staleTemporariesRemoved += 1
+        scan.staleTemporaries.append(name)
         return
       }
       scan.entries.append(.skipped(name, .temporary))
@@ -123,7 +125,7 @@ private struct EntryReader {
     var status: FileStatus
     do {
       status = try FileStatus.of(name, in: folder)
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return  // vanished while listing: nothing to do
     } catch {
       scan.entries.append(.failed(name, "cannot stat: \(error)"))
@@ -197,7 +199,7 @@ private struct EntryReader {
     do {
       let target = try RelativeLocation.symbolicLinkTarget(of: name, in: folder)
       scan.entries.append(.link(name, target: target, status))
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return  // vanished while listing
     } catch {
       scan.entries.append(.failed(name, "cannot read symbolic link: \(error)"))
@@ -224,7 +226,7 @@ private struct EntryReader {
   /// Warns when the followed link `name` leads outside the argument being walked.
   private mutating func reportIfOutside(link name: RawPath) {
     guard let root = context.rootRealPath,
-      let target = Discovery.realPath(display.appending(name))
+      let target = display.appending(name).realPath
     else { return }
     let inside =
       target == root
@@ -241,7 +243,7 @@ private struct EntryReader {
 
   /// Why a file is skipped by its name, or nil.
   private func suffixSkip(_ name: RawPath) -> SkipReason? {
-    let compressed = OutputPlan.hasCompressedSuffix(name, suffix: options.suffix)
+    let compressed = GzipNaming.hasCompressedSuffix(name, suffix: options.suffix)
     switch options.wanted {
     case .uncompressed: return compressed ? .alreadyCompressed : nil
     case .compressedByName, .compressedOrNamed: return compressed ? nil : .notCompressed

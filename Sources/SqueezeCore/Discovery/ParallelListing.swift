@@ -1,13 +1,13 @@
 import Dispatch
-import Foundation
+import SqueezeSystem
 import Synchronization
 
 /// Reads the folders of one argument on several threads at once, and hands each folder's scan
 /// to ``Discovery`` on the calling thread in walk order, as soon as its turn comes.
 ///
 /// Listing is a file system call or two per entry (`getdents64`, then `fstatat`), done before
-/// any file is worked on: on one thread it was about a tenth of a run over 20,000 small files
-/// (issue 10). Here each folder read (``FolderScan``) is a piece of work of its own: the
+/// any file is worked on: on one thread it was a noticeable share of a run over many small
+/// files (the Performance article gives it). Here each folder read (``FolderScan``) is a piece of work of its own: the
 /// threads take folders from a shared stack, and each folder read adds its subfolders to it,
 /// so a tree is spread over the threads however unevenly its files lie. The stack gives out
 /// folders in walk order (a folder's first subfolder first), and the calling thread records
@@ -25,8 +25,8 @@ final class ParallelListing: Sendable {
     /// Every folder was read once and recorded.
     case listed
     /// A folder was reached a second time: the reading stopped, and what was recorded must
-    /// be undone. The count is the stale temporaries the folder reads removed meanwhile.
-    case folderReachedTwice(staleTemporariesRemoved: Int)
+    /// be undone.
+    case folderReachedTwice
   }
 
   /// A folder waiting to be read.
@@ -59,7 +59,6 @@ final class ParallelListing: Sendable {
     /// The calling thread waits for a folder to be read.
     var callerWaits = false
     var folderReachedTwice = false
-    var staleTemporariesRemoved = 0
     /// The walk is over: every helper stops.
     var done = false
 
@@ -104,11 +103,9 @@ final class ParallelListing: Sendable {
   ) -> Outcome {
     let listing = ParallelListing(display: display, identity: identity, context: context)
     for _ in 1..<max(1, threads) {
-      let thread = Thread {
-        ThreadName.set("squeeze-list")
+      SystemThread.start(name: "squeeze-list") {
         listing.help()
       }
-      thread.start()
     }
     return listing.lead(top: top, record: record)
   }
@@ -179,7 +176,7 @@ final class ParallelListing: Sendable {
           state.callerWaits = true
           return nil
         }
-        return .folderReachedTwice(staleTemporariesRemoved: state.staleTemporariesRemoved)
+        return .folderReachedTwice
       }
       if let outcome { return outcome }
       callerWakeup.wait()
@@ -209,7 +206,6 @@ final class ParallelListing: Sendable {
     let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
     let (helpers, caller) = state.withLock { state -> (Int, Bool) in
       state.reading -= 1
-      state.staleTemporariesRemoved += scan.staleTemporariesRemoved
       var children: [Int] = []
       var subfolders: [Pending] = []
       for entry in scan.entries where !state.folderReachedTwice {

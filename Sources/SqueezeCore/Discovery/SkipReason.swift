@@ -1,5 +1,5 @@
 /// Why discovery passed over an entry. Skips are not failures: they are counted in the
-/// summary and `--json`, and listed with their reason under `-v` (spec §4, "Skips").
+/// summary and `--json`, and listed with their reason under `-v`.
 enum SkipReason: String, CaseIterable, Sendable, Hashable, Comparable {
   /// The name already ends in a compressed suffix (`.gz`, `.tgz`, `.taz`, `.z`, `-gz`, `-z`,
   /// `_z` or the `-S` suffix), as gzip skips them.

@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// The file `--rm -o M` leaves at M's top: M has had sources moved into it, so it is an
 /// archive (the only copy of files whose originals are gone), not a mirror to prune.
@@ -39,11 +39,11 @@ enum ArchiveMarker {
       try descriptor.close()
       do throws(SystemError) {
         try temporary.rename(to: name, .noReplace)
-      } catch  where error.code == EEXIST {
+      } catch  where error == .fileExists {
         // Another run left it first.
         try? temporary.remove()
       }
-      _ = try retryingOnInterrupt { fsync(folder) }
+      try Descriptor.sync(folder)
     } catch {
       try? temporary.remove()
       throw error

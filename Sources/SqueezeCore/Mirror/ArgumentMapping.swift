@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// How a command-line argument maps into a mirror (`-o M`), as rsync and cp map them.
 ///
 /// - `a/x` (a folder, no trailing slash) lands in `M/x/`: the folder itself is mirrored;
@@ -34,13 +36,17 @@ enum ArgumentMapping {
 /// folder argument of one name): an error for the later one, which is then left out whole
 /// (as `cp -r a/x b/x M` refuses to merge the second into the first).
 enum ArgumentCollisions {
-  /// Marks the later of two colliding arguments as dropped.
+  /// Finds the later of each two colliding arguments; `list` is not changed.
   ///
-  /// - Returns: one failure per dropped argument; the same folder named twice (`x ./x`) is
-  ///   dropped silently, as any source reached twice is.
-  static func dropColliding(in list: inout FileList, plan: OutputPlan) -> [DiscoveryFailure] {
-    guard case .mirror = plan.destination else { return [] }
+  /// - Returns: the arguments to leave out, by root index, and one failure per such
+  ///   argument; the same folder named twice (`x ./x`) is left out silently, as any source
+  ///   reached twice is.
+  static func colliding(
+    in list: FileList, plan: OutputPlan
+  ) -> (leftOut: Set<Int>, failures: [DiscoveryFailure]) {
+    guard case .mirror = plan.destination else { return ([], []) }
     var first: [RawPath: Int] = [:]
+    var leftOut: Set<Int> = []
     var failures: [DiscoveryFailure] = []
     for index in list.roots.indices {
       let root = list.roots[index]
@@ -56,7 +62,7 @@ enum ArgumentCollisions {
         first[name] = index
         continue
       }
-      list.roots[index].isDropped = true
+      leftOut.insert(index)
       let other = list.roots[earlier]
       if other.identity == root.identity && other.isLinkArgument == root.isLinkArgument {
         continue
@@ -68,6 +74,6 @@ enum ArgumentCollisions {
             "would be mirrored to '\(plan.mirrorDisplay(name).displayString)', as '\(other.argument.displayString)' is; not done (name one with a trailing '/' to merge its contents, or mirror it elsewhere)"
         ))
     }
-    return failures
+    return (leftOut, failures)
   }
 }

@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// `--delete`: removes the mirror's entries whose source no longer exists or is no longer
 /// the kind of entry it mirrored, as `rsync -a --delete` does, and only what squeeze itself
@@ -28,7 +28,7 @@ struct MirrorDeletion {
   /// The mirror's folders and their sources.
   let plan: MirrorPlan
   /// Naming, links followed or not.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// The mirror's open folder.
@@ -77,7 +77,9 @@ struct MirrorDeletion {
     var seen: Set<Int> = []
     for (index, directory) in list.directories.enumerated() where directory.parent < 0 {
       let root = list.roots[Int(directory.root)]
-      guard !root.isFileArgument, !root.isDropped else { continue }
+      guard !root.isFileArgument, !plan.leftOutRoots.contains(Int(directory.root)) else {
+        continue
+      }
       let folder = plan.folderOfDirectory[index]
       if folder >= 0 && plan.usable[folder] && seen.insert(folder).inserted {
         pending.append(folder)
@@ -124,7 +126,7 @@ struct MirrorDeletion {
     let entries: [(name: RawPath, type: UInt8)]
     do {
       let opened = try FileDescriptor.open(
-        path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+        path.isEmpty ? "." : path, in: base, flags: .folder)
       entries = try DirectoryReader.entries(of: opened.rawValue)
     } catch {
       report.failures.append(
@@ -141,7 +143,7 @@ struct MirrorDeletion {
         // A killed run's: removed (never a live run's, see TemporaryNamer).
         if !dryRun,
           let opened = try? FileDescriptor.open(
-            path.isEmpty ? "." : path, in: base, flags: O_RDONLY | O_DIRECTORY)
+            path.isEmpty ? "." : path, in: base, flags: .folder)
         {
           _ = TemporaryCleaner.removeIfStale(name, in: opened.rawValue, namer: namer)
         }
@@ -195,7 +197,7 @@ struct MirrorDeletion {
   private func examine(_ location: RelativeLocation, report: inout Report) -> FileStatus? {
     do {
       return try location.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return nil
     } catch {
       report.failures.append(
@@ -288,12 +290,12 @@ struct MirrorDeletion {
     }
     if made && !dryRun && status.permissions & 0o700 != 0o700 {
       let writable = location.isWritableFolder()
-      if !writable { try? location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
+      if !writable { try? location.setFolderPermissions(UInt32(status.permissions | 0o700)) }
     }
     let entries: [(name: RawPath, type: UInt8)]
     do {
       let opened = try FileDescriptor.open(
-        location.relativePath, in: base, flags: O_RDONLY | O_DIRECTORY)
+        location.relativePath, in: base, flags: .folder)
       entries = try DirectoryReader.entries(of: opened.rawValue)
     } catch {
       guard made else { return keepForeign(location, report: &report, why: Self.notMade) }
@@ -354,9 +356,9 @@ struct MirrorDeletion {
     }
     do {
       try location.removeEntry(folder: kind == .directory)
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return true
-    } catch  where error.code == ENOTEMPTY || error.code == EEXIST {
+    } catch  where error == .directoryNotEmpty || error == .fileExists {
       return false
     } catch {
       report.failures.append(
@@ -410,7 +412,9 @@ struct MirrorDeletion {
           status = try FileStatus.of(place.path, in: place.base, followingSymlinks: true)
         }
         if status.kind == kind { return true }
-      } catch  where [ENOENT, ENOTDIR, ELOOP].contains(error.code) {
+      } catch
+        where [SystemError.noSuchFile, .notADirectory, .symbolicLinkLoop].contains(error)
+      {
         continue
       }
     }

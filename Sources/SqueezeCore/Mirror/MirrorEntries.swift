@@ -1,5 +1,4 @@
-import CSystem
-import Glibc
+import SqueezeSystem
 
 /// The entries of a mirror written once the files' outputs are published: symbolic links
 /// (stored as links with the same target bytes, never resolved), further names of hard-link
@@ -14,7 +13,7 @@ struct MirrorEntries {
   /// The run's listing.
   let list: FileList
   /// Destination, naming, force, operation, ownership.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// Temporary names.
@@ -79,7 +78,7 @@ struct MirrorEntries {
         case .absent:
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
-          } catch  where error.code == EEXIST {
+          } catch  where error == .fileExists {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }
@@ -112,8 +111,9 @@ struct MirrorEntries {
       }
     }
     guard !replacing.isEmpty || !held.isEmpty else { return held }
-    if squeeze_syncfs(base) != 0 {
-      let error = SystemError.current
+    do throws(SystemError) {
+      try Descriptor.syncFileSystem(base)
+    } catch {
       for entry in replacing {
         try? entry.temporary.remove()
         report.fail(
@@ -211,7 +211,7 @@ struct MirrorEntries {
         case .absent:
           do throws(SystemError) {
             try leaderTarget.hardLink(at: target)
-          } catch  where error.code == EEXIST {
+          } catch  where error == .fileExists {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }

@@ -1,5 +1,5 @@
-import CSystem
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// The folders of a mirror: created before the work, given their sources' metadata after it.
 ///
@@ -20,7 +20,7 @@ struct MirrorFolders {
   /// The run's listing.
   let list: FileList
   /// The run's settings (operation, force, ownership).
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The mirror's open folder.
   let base: Int32
   /// Temporary names for folders swapped in.
@@ -85,11 +85,11 @@ struct MirrorFolders {
     let status: FileStatus
     do {
       status = try location.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       do {
         try location.makeDirectory(permissions: 0o700)
         return true
-      } catch  where error.code == EEXIST {
+      } catch  where error == .fileExists {
         return try make(location, parentIsNew: false)  // made meanwhile (another run)
       }
     }
@@ -97,7 +97,7 @@ struct MirrorFolders {
     case .directory:
       if status.permissions & 0o700 != 0o700 {
         let writable = location.isWritableFolder()
-        if !writable { try location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
+        if !writable { try location.setFolderPermissions(UInt32(status.permissions | 0o700)) }
       }
       return false
     case .symbolicLink:
@@ -116,7 +116,7 @@ struct MirrorFolders {
   private func ownsRegularFile(at location: RelativeLocation) -> Bool {
     if settings.force { return true }
     guard settings.operation == .compress,
-      let source = OutputPlan.decompressedName(
+      let source = GzipNaming.decompressedName(
         of: location.name, suffix: settings.plan.naming.suffix)
     else { return false }
     return ExistingOutput.namesSource(location, sourceName: source)
@@ -126,8 +126,9 @@ struct MirrorFolders {
   private func replace(_ location: RelativeLocation) throws(SystemError) {
     let temporary = try TemporaryEntry.directory(
       in: FolderHandle.folder(of: location), namer: namer, permissions: 0o700)
-    if squeeze_syncfs(base) != 0 {
-      let error = SystemError.current
+    do throws(SystemError) {
+      try Descriptor.syncFileSystem(base)
+    } catch {
       try? temporary.remove()
       throw error
     }
@@ -168,14 +169,14 @@ struct MirrorFolders {
     throws(SystemError)
   {
     let now = try location.entryStatus()
-    guard now.kind == .directory else { throw SystemError(code: ENOTDIR) }
+    guard now.kind == .directory else { throw SystemError.notADirectory }
     if settings.copiesOwnership && (now.userID != source.userID || now.groupID != source.groupID) {
       try location.setOwner(user: source.userID, group: source.groupID)
     }
     if now.permissions != UInt32(source.permissions) || settings.copiesOwnership {
       let after = try location.entryStatus()
       if after.permissions != UInt32(source.permissions) {
-        try location.setFolderPermissions(mode_t(source.permissions))
+        try location.setFolderPermissions(UInt32(source.permissions))
       }
     }
     if now.modificationTime != source.modificationTime {

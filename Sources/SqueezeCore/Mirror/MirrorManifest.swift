@@ -1,5 +1,4 @@
-import CSystem
-import Glibc
+import SqueezeSystem
 
 /// What makes one entry of a mirror the very entry it was: its kind, its inode number, and
 /// the file system's handle for it (`name_to_handle_at(2)`), which also holds the inode's
@@ -33,7 +32,7 @@ struct EntryIdentity: Hashable, Sendable {
   ///   `EOPNOTSUPP` when the file system gives no handles.
   static func of(_ location: RelativeLocation) throws(SystemError) -> EntryIdentity? {
     let opened = try FileDescriptor.open(
-      location.relativePath, in: location.base, flags: SQUEEZE_O_PATH | O_NOFOLLOW,
+      location.relativePath, in: location.base, flags: [.pathOnly, .noFollow],
       symlinks: .never)
     let status = try opened.status()
     let kind: Kind
@@ -43,15 +42,9 @@ struct EntryIdentity: Hashable, Sendable {
     case .directory: kind = .folder
     default: return nil
     }
-    var type: Int32 = 0
-    var bytes = [UInt8](repeating: 0, count: 128)
-    let count = bytes.withUnsafeMutableBufferPointer { buffer in
-      squeeze_file_handle(opened.rawValue, &type, buffer.baseAddress, UInt32(buffer.count))
-    }
-    guard count >= 0 else { throw SystemError.current }
+    let (type, bytes) = try Descriptor.fileHandle(opened.rawValue)
     let typeBytes = withUnsafeBytes(of: UInt32(bitPattern: type).littleEndian) { Array($0) }
-    return EntryIdentity(
-      kind: kind, inode: status.inode, handle: typeBytes + bytes.prefix(Int(count)))
+    return EntryIdentity(kind: kind, inode: status.inode, handle: typeBytes + bytes)
   }
 }
 
@@ -131,10 +124,10 @@ struct MirrorManifest: Equatable, Sendable {
   static func read(in mirror: Int32) -> Reading {
     let opened: FileDescriptor
     do {
-      opened = try FileDescriptor.open(name, in: mirror, flags: O_RDONLY | O_NOCTTY | O_NONBLOCK)
-    } catch  where error.code == ENOENT {
+      opened = try FileDescriptor.open(name, in: mirror, flags: .source)
+    } catch  where error == .noSuchFile {
       return .absent
-    } catch  where error.code == ELOOP {
+    } catch  where error == .symbolicLinkLoop {
       return .unusable(.inTheWay(.symbolicLink))
     } catch {
       return .unusable(.cannotRead(error))
@@ -273,7 +266,7 @@ struct MirrorManifest: Equatable, Sendable {
     let location = MirrorPlan.location(ofFolder: path, base: mirror)
     do {
       return try EntryIdentity.of(location) == recorded
-    } catch  where [ENOENT, ENOTDIR, ELOOP, EXDEV].contains(error.code) {
+    } catch  where [.noSuchFile, .notADirectory, .symbolicLinkLoop, .crossDevice].contains(error) {
       return false
     }
   }
@@ -288,7 +281,8 @@ struct MirrorManifest: Equatable, Sendable {
         if try EntryIdentity.of(MirrorPlan.location(ofFolder: path, base: mirror)) == recorded {
           kept.entries[path] = recorded
         }
-      } catch  where [ENOENT, ENOTDIR, ELOOP, EXDEV].contains(error.code) {
+      } catch  where [.noSuchFile, .notADirectory, .symbolicLinkLoop, .crossDevice].contains(error)
+      {
         continue
       } catch {
         kept.entries[path] = recorded
@@ -319,11 +313,11 @@ struct MirrorManifest: Equatable, Sendable {
       step = "close"
       try descriptor.close()
       step = "sync"
-      _ = try retryingOnInterrupt { squeeze_syncfs(mirror) }
+      try Descriptor.syncFileSystem(mirror)
       step = "rename into place"
       try temporary.rename(to: Self.name, .replace)
       step = "sync the folder of"
-      _ = try retryingOnInterrupt { squeeze_syncfs(mirror) }
+      try Descriptor.syncFileSystem(mirror)
     } catch {
       try? temporary.remove()
       throw .cannotWrite(step, error)

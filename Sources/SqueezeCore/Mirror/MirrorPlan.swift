@@ -1,11 +1,11 @@
-import Glibc
+import SqueezeSystem
 
 /// What a mirror run (`-o`, compressing or restoring) does besides its files' outputs,
 /// decided before any work starts: which folders it mirrors (and from which source folders),
 /// which symbolic links it stores and what sits at their paths now, which files are further
 /// names of a hard-link group (linked, not compressed again), and which entries clash.
 ///
-/// A mirror is a backup (spec §4, "Mirror"): `squeeze -d -o R M/` after `squeeze -o M S/`
+/// A mirror is a backup: `squeeze -d -o R M/` after `squeeze -o M S/`
 /// gives back S: names, contents, modes, times, owners as root, symbolic links as links,
 /// empty folders, folder metadata and hard-link groups (as `rsync -aH`).
 struct MirrorPlan: Sendable {
@@ -70,6 +70,9 @@ struct MirrorPlan: Sendable {
   var failedFiles: [Int: FileFailure] = [:]
   /// Failures of links and folders (clashes), reported as the run's.
   var failures: [DiscoveryFailure] = []
+  /// Arguments left out (they collide with an earlier one), by root index: nothing of them
+  /// is mirrored or pruned.
+  var leftOutRoots: Set<Int> = []
 
   /// True when listed folder `directory`'s mirror folder exists (or will).
   func isUsable(directory: Int32) -> Bool {
@@ -92,10 +95,13 @@ struct MirrorPlan: Sendable {
   /// - Parameters:
   ///   - linksHardLinks: hard-link groups become hard links in the mirror (off with
   ///     `--shard`, where each name goes to its own shard, and with `--rm`).
+  ///   - leftOutRoots: arguments left out, by root index (``ArgumentCollisions``).
   static func make(
-    list: FileList, settings: CompressionSettings, linksHardLinks: Bool
+    list: FileList, settings: FileSettings, linksHardLinks: Bool,
+    leavingOut leftOutRoots: Set<Int> = []
   ) -> MirrorPlan {
     var plan = MirrorPlan()
+    plan.leftOutRoots = leftOutRoots
     plan.collectFolders(of: list)
     var claimed = plan.claimFolders(of: list)
     plan.collectLinks(of: list, settings: settings, claimed: &claimed)
@@ -111,7 +117,7 @@ struct MirrorPlan: Sendable {
     folderOfDirectory = Array(repeating: -1, count: list.directories.count)
     for (index, directory) in list.directories.enumerated() {
       let root = list.roots[Int(directory.root)]
-      guard !root.isDropped else { continue }
+      guard !leftOutRoots.contains(Int(directory.root)) else { continue }
       let path = list.mirrorPath(ofDirectory: Int32(index))
       // The folder holding a file or link argument is not mirrored: its entries land at
       // the top, which takes no metadata from it.
@@ -170,7 +176,7 @@ struct MirrorPlan: Sendable {
   /// The links to store; a link whose mirror path a folder or an earlier link has taken
   /// fails.
   private mutating func collectLinks(
-    of list: FileList, settings: CompressionSettings, claimed: inout [Int: [RawPath: Claim]]
+    of list: FileList, settings: FileSettings, claimed: inout [Int: [RawPath: Claim]]
   ) {
     for (index, link) in list.links.enumerated() {
       let folder = folderOfDirectory[Int(link.directory)]
@@ -192,7 +198,7 @@ struct MirrorPlan: Sendable {
 
   /// Files whose output path a folder or link has taken fail, naming both sources.
   private mutating func failClashingFiles(
-    of list: FileList, settings: CompressionSettings, claimed: [Int: [RawPath: Claim]]
+    of list: FileList, settings: FileSettings, claimed: [Int: [RawPath: Claim]]
   ) {
     guard !claimed.isEmpty else { return }
     for (index, file) in list.files.enumerated() {

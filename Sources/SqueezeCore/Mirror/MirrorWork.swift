@@ -1,5 +1,4 @@
-import CSystem
-import Glibc
+import SqueezeSystem
 
 /// A mirror's work around its files (``MirrorPlan``), in the order that keeps it a backup
 /// whatever happens to the run:
@@ -18,7 +17,7 @@ struct MirrorWork {
   /// The run's listing.
   let list: FileList
   /// The run's settings.
-  let settings: CompressionSettings
+  let settings: FileSettings
   /// The open folders.
   let bases: BaseDirectories
   /// Temporary names.
@@ -123,7 +122,7 @@ struct MirrorWork {
           "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
       } else {
         // What this run wrote is on disk before anything is removed.
-        _ = squeeze_syncfs(base)
+        try? Descriptor.syncFileSystem(base)
         if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
@@ -154,7 +153,7 @@ struct MirrorWork {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
-    _ = squeeze_syncfs(base)
+    try? Descriptor.syncFileSystem(base)
     return report.lines
   }
 }

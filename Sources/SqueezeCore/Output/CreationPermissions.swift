@@ -1,5 +1,4 @@
-import CSystem
-import Glibc
+import SqueezeSystem
 
 /// The permission bits to create a temporary output with, so that most outputs need no
 /// `fchmod` afterwards.
@@ -14,7 +13,7 @@ import Glibc
 /// gzip does.
 enum CreationPermissions {
   /// Bits for a temporary whose final bits are not known or not reachable by `open(2)`.
-  static let ownerOnly: mode_t = 0o600
+  static let ownerOnly: UInt32 = 0o600
 
   /// The bits to pass to `open(2)` for an output that will have `final` bits.
   ///
@@ -22,11 +21,11 @@ enum CreationPermissions {
   ///   - final: the output's permission bits (`st_mode & 0o7777`).
   ///   - folderHasNoDefaultACL: true only when the output's folder was checked and has no
   ///     default ACL.
-  static func forOutput(final: UInt32, folderHasNoDefaultACL: Bool) -> mode_t {
+  static func forOutput(final: UInt32, folderHasNoDefaultACL: Bool) -> UInt32 {
     guard folderHasNoDefaultACL, let umask = processUmask, final & ~0o777 == 0,
       final & UInt32(umask) == 0
     else { return ownerOnly }
-    return mode_t(final)
+    return UInt32(final)
   }
 
   /// The bits to pass to `open(2)` for an output of `final` bits written for a file of
@@ -35,7 +34,7 @@ enum CreationPermissions {
   /// created ``ownerOnly``.
   static func forOutput(
     final: UInt32, directory: Int32, of list: FileList, plan: OutputPlan
-  ) -> mode_t {
+  ) -> UInt32 {
     forOutput(
       final: final,
       folderHasNoDefaultACL: plan.destination == .besideSources
@@ -45,12 +44,12 @@ enum CreationPermissions {
   /// The process umask, read once from `/proc/self/status` (Linux 4.7+) without changing it
   /// (`umask(2)` can only be read by setting it, which would race with other threads
   /// creating files); nil when it cannot be read.
-  static let processUmask: mode_t? = {
+  static let processUmask: UInt32? = {
     guard let bytes = readSmallFile("/proc/self/status") else { return nil }
     let label = Array("Umask:".utf8)
     for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: label) {
       let digits = line.dropFirst(label.count).filter { $0 != UInt8(ascii: " ") && $0 != 9 }
-      return mode_t(String(decoding: digits, as: UTF8.self), radix: 8)
+      return UInt32(String(decoding: digits, as: UTF8.self), radix: 8)
     }
     return nil
   }()
@@ -58,7 +57,12 @@ enum CreationPermissions {
   /// True when the folder open as `descriptor` has no default ACL (or its file system has
   /// no ACLs); false when it has one or the check fails.
   static func folderHasNoDefaultACL(_ descriptor: Int32) -> Bool {
-    if squeeze_fgetxattr_size(descriptor, "system.posix_acl_default") >= 0 { return false }
-    return errno == ENODATA || errno == EOPNOTSUPP
+    do throws(SystemError) {
+      // nil: no such attribute, or no ACLs on the file system.
+      return try Descriptor.extendedAttributeSize(descriptor, named: "system.posix_acl_default")
+        == nil
+    } catch {
+      return false
+    }
   }
 }

@@ -1,7 +1,8 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
-/// What sits at an output path before squeeze writes it, and what to do about it
-/// (spec §4, "Re-runs").
+/// What sits at an output path before squeeze writes it, and what to do about it (a re-run
+/// skips outputs that are up to date and never overwrites a file squeeze did not make).
 enum ExistingOutput: Sendable, Equatable {
   /// Nothing: publish without replacing anything.
   case absent
@@ -44,10 +45,10 @@ enum ExistingOutput: Sendable, Equatable {
   ) throws(SystemError) -> ExistingOutput {
     let output: FileDescriptor
     do throws(SystemError) {
-      output = try target.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
-    } catch  where error.code == ENOENT {
+      output = try target.open(flags: .source)
+    } catch  where error == .noSuchFile {
       return .absent
-    } catch  where error.code == ELOOP {
+    } catch  where error == .symbolicLinkLoop {
       // Beside the sources a link at the output path is never ours (and `--force` replaces
       // the link itself); a link on the way to it is never written through.
       if (try? target.entryStatus())?.kind == .symbolicLink { return inMirror ? .stale : .foreign }
@@ -105,7 +106,7 @@ enum ExistingOutput: Sendable, Equatable {
   }
 
   /// Inspects what sits where `-d` restores a file, against the `.gz` file `source`
-  /// (spec §4, "Restore re-runs are incremental"): a regular file of the size the `.gz`
+  /// (restore re-runs are incremental): a regular file of the size the `.gz`
   /// file's trailer gives (ISIZE, modulo 2^32), with the `.gz` file's modification time to
   /// the nanosecond and its permission bits, is up to date; any other regular file is
   /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is ``stale``
@@ -125,7 +126,7 @@ enum ExistingOutput: Sendable, Equatable {
     let status: FileStatus
     do throws(SystemError) {
       status = try target.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .absent
     }
     switch status.kind {
@@ -142,9 +143,9 @@ enum ExistingOutput: Sendable, Equatable {
   }
 
   /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
-  /// modulo 2^32, RFC 1952 §2.3.1), or nil when it cannot be read.
+  /// modulo 2^32, RFC 1952 section 2.3.1), or nil when it cannot be read.
   static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {
-    guard size >= 18, let file = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+    guard size >= 18, let file = try? location.open(flags: .source)
     else { return nil }
     var tail = [UInt8](repeating: 0, count: 8)
     guard (try? file.readFully(into: &tail, at: size - 8)) == 8 else { return nil }
@@ -157,7 +158,7 @@ enum ExistingOutput: Sendable, Equatable {
   /// Used when a source vanished after it was listed: with `--rm`, an overlapping run that
   /// compressed and removed it leaves exactly this behind.
   static func namesSource(_ target: RelativeLocation, sourceName: RawPath) -> Bool {
-    guard let output = try? target.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
+    guard let output = try? target.open(flags: .source),
       let status = try? output.status(), status.kind == .regular,
       let header = try? gzipHeader(of: output, size: status.size)
     else { return false }
@@ -182,8 +183,8 @@ enum ExistingOutput: Sendable, Equatable {
   )? {
     let output: FileDescriptor
     do {
-      output = try location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
-    } catch  where error.code == ENOENT || error.code == ELOOP {
+      output = try location.open(flags: .source)
+    } catch  where error == .noSuchFile || error == .symbolicLinkLoop {
       return nil
     }
     let status = try output.status()

@@ -1,9 +1,9 @@
-import Glibc
+import SqueezeSystem
 
 /// A new entry of a mirror (an output or a symbolic link) that a folder is in the way of:
 /// made durable under a temporary name in the same folder, it takes the folder's place only
-/// once the folder is empty (spec §4: an entry whose type changed is replaced only after the
-/// new one is durable). An empty folder gives way at once, after the run's writes; a
+/// once the folder is empty (an entry whose type changed is replaced only after the new one
+/// is durable, so a crash never leaves neither). An empty folder gives way at once, after the run's writes; a
 /// non-empty one only with `--delete`, once pruning has emptied it. Every step goes through
 /// the temporary's folder descriptor (``TemporaryEntry``): the folder in the way is the
 /// entry ``final``'s name names in the folder the temporary was made in.
@@ -37,7 +37,7 @@ struct HeldReplacement: Sendable {
       let status: FileStatus
       do throws(SystemError) {
         status = try place.entryStatus()
-      } catch  where error.code == ENOENT {
+      } catch  where error == .noSuchFile {
         try temporary.rename(to: final.name, .noReplace)
         return .replaced
       }
@@ -49,7 +49,7 @@ struct HeldReplacement: Sendable {
       // The temporary name now holds the empty folder.
       do throws(SystemError) {
         try temporary.remove()
-      } catch  where error.code == ENOTEMPTY {
+      } catch  where error == .directoryNotEmpty {
         // Something was written into it meanwhile: put it back rather than lose it.
         try? temporary.rename(to: final.name, .exchange)
         try? temporary.remove()

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// A path for messages, built only when a message needs it.
 ///
 /// A folder of 20,000 small files names almost none of its outputs in a message, and each

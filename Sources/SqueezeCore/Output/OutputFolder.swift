@@ -1,9 +1,9 @@
-import Glibc
+import SqueezeSystem
 
 /// The `-o` folder: created when missing (with its parents, as `mkdir -p`), opened once, and
 /// checked writable (`faccessat`, without writing anything), so an output that cannot be
 /// created, is read-only or not ours to write stops the run at once with one message instead
-/// of one error per file (spec §3). A full disk is reported per file, as space may free up.
+/// of one error per file. A full disk is reported per file, as space may free up.
 enum OutputFolder {
   /// Why the output folder cannot be used.
   struct Unusable: Error, CustomStringConvertible {
@@ -26,8 +26,10 @@ enum OutputFolder {
     _ path: RawPath, bases: BaseDirectories, ownerMayNeedAccess: Bool = false
   ) throws(Unusable) -> (base: Int, identity: FileIdentity) {
     do {
-      try RelativeLocation(base: AT_FDCWD, directory: path, name: "", symlinks: .always)
-        .createDirectories()
+      try RelativeLocation(
+        base: Descriptor.currentDirectory, directory: path, name: "", symlinks: .always
+      )
+      .createDirectories()
     } catch {
       throw Unusable(path: path, action: "create", cause: error)
     }
@@ -42,12 +44,14 @@ enum OutputFolder {
     do {
       let status = try FileStatus.of(".", in: descriptor)
       identity = FileIdentity(status)
-      if ownerMayNeedAccess && status.userID == geteuid() && status.permissions & 0o700 != 0o700 {
-        _ = try retryingOnInterrupt { fchmod(descriptor, mode_t(status.permissions | 0o700)) }
+      if ownerMayNeedAccess && status.userID == ProcessControl.effectiveUserID
+        && status.permissions & 0o700 != 0o700
+      {
+        try Descriptor.setPermissions(descriptor, status.permissions | 0o700)
       }
       // Writable and searchable for this process (effective ids; EROFS on a read-only
       // mount), checked without writing anything, so an up-to-date re-run changes nothing.
-      _ = try retryingOnInterrupt { faccessat(descriptor, ".", W_OK | X_OK, AT_EACCESS) }
+      try Descriptor.checkWritableFolder(descriptor)
     } catch {
       throw Unusable(path: path, action: "write to", cause: error)
     }

@@ -1,4 +1,5 @@
-import Glibc
+import SqueezeGzip
+import SqueezeSystem
 
 /// Inspects what sits at every output path before a run starts (``RunPlan``), with as few
 /// system calls as the answer allows: an output folder is listed once (`getdents64`), and
@@ -24,11 +25,11 @@ enum OutputInspection {
       missing = false
       do {
         let folder = try FileDescriptor.open(
-          directory.isEmpty ? "." : directory, in: base, flags: O_RDONLY | O_DIRECTORY,
+          directory.isEmpty ? "." : directory, in: base, flags: .folder,
           symlinks: target.symlinks.forFolders)
         names = Set(try DirectoryReader.entries(of: folder.rawValue).map(\.name))
       } catch {
-        missing = error.code == ENOENT
+        missing = error == .noSuchFile
       }
     }
 
@@ -47,7 +48,7 @@ enum OutputInspection {
   ///   - groupNames: for each hard-link group's first name, all its names.
   @concurrent
   static func inspectAll(
-    _ list: FileList, settings: CompressionSettings, bases: BaseDirectories,
+    _ list: FileList, settings: FileSettings, bases: BaseDirectories,
     skipping: Set<Int>, groupNames: [Int: [RawPath]], width: Int
   ) async -> [ExistingOutput] {
     let count = list.files.count
@@ -77,7 +78,7 @@ enum OutputInspection {
 
   /// Inspects the files of `range`.
   private static func inspect(
-    _ range: Range<Int>, of list: FileList, settings: CompressionSettings,
+    _ range: Range<Int>, of list: FileList, settings: FileSettings,
     bases: BaseDirectories, skipping: Set<Int>, groupNames: [Int: [RawPath]]
   ) -> [ExistingOutput] {
     var folder = FolderNames()
@@ -114,7 +115,7 @@ enum OutputInspection {
 
   /// What the entry at `target` means for file `index`.
   private static func judge(
-    _ target: RelativeLocation, index: Int, list: FileList, settings: CompressionSettings,
+    _ target: RelativeLocation, index: Int, list: FileList, settings: FileSettings,
     bases: BaseDirectories, alsoNamed: [RawPath]
   ) -> ExistingOutput {
     let file = list.files[index]
@@ -139,7 +140,7 @@ enum OutputInspection {
 
   /// Where file `index` itself is.
   static func sourceLocation(
-    of index: Int, list: FileList, settings: CompressionSettings, bases: BaseDirectories
+    of index: Int, list: FileList, settings: FileSettings, bases: BaseDirectories
   ) -> RelativeLocation {
     let file = list.files[index]
     return RelativeLocation(
@@ -151,7 +152,7 @@ enum OutputInspection {
   /// Judges what sits at the paths of a mirror's links and hard-link followers.
   static func inspectMirrorEntries(
     _ mirror: MirrorPlan, existing: [ExistingOutput], list: FileList,
-    settings: CompressionSettings, bases: BaseDirectories
+    settings: FileSettings, bases: BaseDirectories
   ) -> MirrorPlan {
     var mirror = mirror
     for position in mirror.links.indices {
@@ -176,7 +177,7 @@ enum OutputInspection {
   /// to retime only, to replace, or in the way.
   private static func judgeLink(
     at location: RelativeLocation, link: FileList.Link, list: FileList,
-    settings: CompressionSettings
+    settings: FileSettings
   ) -> (ExistingOutput, retimeOnly: Bool) {
     guard let status = try? location.entryStatus() else { return (.absent, false) }
     switch status.kind {
@@ -188,7 +189,7 @@ enum OutputInspection {
     case .regular where settings.operation == .compress:
       // The output of a file that has become this link.
       guard
-        let source = OutputPlan.decompressedName(
+        let source = GzipNaming.decompressedName(
           of: location.name, suffix: settings.plan.naming.suffix),
         ExistingOutput.namesSource(location, sourceName: source)
       else { return (.foreign, false) }
@@ -203,7 +204,7 @@ enum OutputInspection {
   /// is the group's output (and that is current), else whether it may be replaced.
   private static func judgeFollower(
     _ follower: MirrorPlan.Follower, existing: [ExistingOutput], list: FileList,
-    settings: CompressionSettings, bases: BaseDirectories, groupNames: [RawPath]
+    settings: FileSettings, bases: BaseDirectories, groupNames: [RawPath]
   ) -> ExistingOutput {
     let file = list.files[follower.file]
     let leaderFile = list.files[follower.leader]

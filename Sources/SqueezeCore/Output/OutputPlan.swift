@@ -1,13 +1,16 @@
-/// Where each file's output goes and what it is called (spec §4, "Output" and "Mirror").
+import SqueezeGzip
+import SqueezeSystem
+
+/// Where each file's output goes and what it is called.
 ///
 /// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With
 /// `-o OUT`, arguments map as rsync's and cp's (``ArgumentMapping``): `squeeze -o OUT a b/`
 /// puts `a/x/y` at `OUT/a/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `c/f` lands at
 /// `OUT/f.gz`. Two sources that map to the same output are a per-file error for the later
 /// one.
-struct OutputPlan: Sendable {
+package struct OutputPlan: Sendable {
   /// Where outputs are written.
-  enum Destination: Sendable, Equatable {
+  package enum Destination: Sendable, Equatable {
     /// In each source's own folder.
     case besideSources
     /// Below a folder (`-o`): the index of its open descriptor in ``BaseDirectories``, and the
@@ -16,7 +19,7 @@ struct OutputPlan: Sendable {
   }
 
   /// How an output is named from its source.
-  enum Naming: Sendable, Equatable {
+  package enum Naming: Sendable, Equatable {
     /// Compression: the source's name plus the suffix (`-S`, default `.gz`).
     case addSuffix(RawPath)
     /// Decompression: the source's name without its compressed suffix (the `-S` suffix,
@@ -31,7 +34,13 @@ struct OutputPlan: Sendable {
   /// Which links resolving an output beside its source may follow: `.inFolders` with
   /// `--follow-symlinks` (the source's folder may have been reached through a link), never
   /// otherwise. A mirror (`-o`) is squeeze's own tree and is never written through links.
-  var besideSymlinks: SymlinkPolicy = .never
+  package var besideSymlinks: SymlinkPolicy = .never
+
+  /// Outputs written to `destination`, named by `naming`.
+  package init(destination: Destination, naming: Naming) {
+    self.destination = destination
+    self.naming = naming
+  }
 
   /// The output name for a source named `name`; nil when decompressing a name without a
   /// known compressed suffix.
@@ -40,60 +49,8 @@ struct OutputPlan: Sendable {
     case .addSuffix(let suffix):
       return name.addingSuffix(suffix)
     case .removeSuffix(let suffix):
-      return OutputPlan.decompressedName(of: name, suffix: suffix)
+      return GzipNaming.decompressedName(of: name, suffix: suffix)
     }
-  }
-
-  /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix.
-  ///
-  /// Suffixes match whatever their ASCII letter case, as gzip's (`x.GZ` becomes `x`,
-  /// `y.TGZ` becomes `y.tar`).
-  static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
-    let bytes = name.bytes
-    // Called for every file of a restore (several times): the suffix tables are built once.
-    if !suffix.isEmpty && hasSuffixIgnoringCase(bytes, suffix.bytes) {
-      return RawPath(bytes: bytes.dropLast(suffix.count))
-    }
-    for known in strippedSuffixes where hasSuffixIgnoringCase(bytes, known) {
-      return RawPath(bytes: bytes.dropLast(known.count))
-    }
-    for tar in tarSuffixes where hasSuffixIgnoringCase(bytes, tar) {
-      return RawPath(bytes: bytes.dropLast(4) + tarExtension)
-    }
-    return nil
-  }
-
-  /// The suffixes a restore strips after the `-S` one, in gzip's order of trying them.
-  private static let strippedSuffixes = ["-gz", ".z", "-z", "_z", ".gz"].map { Array($0.utf8) }
-  /// The suffixes a restore turns into `.tar`.
-  private static let tarSuffixes = [".tgz", ".taz"].map { Array($0.utf8) }
-  private static let tarExtension = Array(".tar".utf8)
-
-  /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
-  /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
-  static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
-    if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
-    return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
-  }
-
-  /// The suffixes gzip treats as compressed, as bytes.
-  private static let compressedSuffixes = [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].map {
-    Array($0.utf8)
-  }
-
-  /// True when `bytes` ends in `suffix`, ASCII letters compared without case (gzip lowers
-  /// a name's tail before comparing suffixes); other bytes compare exactly.
-  static func hasSuffixIgnoringCase(_ bytes: [UInt8], _ suffix: [UInt8]) -> Bool {
-    guard bytes.count >= suffix.count else { return false }
-    func lower(_ byte: UInt8) -> UInt8 {
-      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
-    var index = bytes.count - suffix.count
-    for byte in suffix {
-      if lower(bytes[index]) != lower(byte) { return false }
-      index += 1
-    }
-    return true
   }
 
   /// The output named `name` of `file`: the folder descriptor it is relative to, the folder
@@ -161,13 +118,16 @@ struct OutputPlan: Sendable {
   /// - Returns: for each such file (by index), the display path of the earlier source; the
   ///   same source file reached twice is listed in `duplicates` instead, to be dropped
   ///   silently.
-  func collisions(in list: FileList) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
+  func collisions(
+    in list: FileList, leavingOut leftOutRoots: Set<Int> = []
+  ) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
     if cannotCollide(in: list) { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
     firstByKey.reserveCapacity(list.files.count)
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
-    for (index, file) in list.files.enumerated() where !list.root(of: file).isDropped {
+    for (index, file) in list.files.enumerated()
+    where !leftOutRoots.contains(Int(list.directories[Int(file.directory)].root)) {
       guard let name = outputName(for: list.name(of: file)) else { continue }
       let key: OutputKey
       switch destination {

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// A finished temporary, ready to publish, and what to do once it is published.
 struct PreparedOutput: Sendable {
   /// What to hand the publisher.

@@ -1,13 +1,11 @@
-import CSystem
 import Dispatch
-import Foundation
-import Glibc
+import SqueezeSystem
 import Synchronization
 
 /// Publishes finished temporaries under their final names: durably, atomically, in
 /// batches, on a thread of its own.
 ///
-/// The guarantee (spec §4): an output appears under its final name only after its bytes
+/// The guarantee: an output appears under its final name only after its bytes
 /// are on disk, and it appears whole or not at all. A compression task writes a temporary in
 /// the output's folder, closes it and hands it here; this thread waits for the batch of
 /// everything handed in so far, commits the file systems involved with one `syncfs(2)` each
@@ -106,10 +104,9 @@ final class Publisher: Sendable {
   /// folder of its temporary open (``FolderHandle``), so a tree of many folders holding one
   /// small file each never runs out of descriptors while a sync takes its time.
   static var defaultCapacity: Int {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 256 }
+    guard let limit = ProcessControl.openFileLimit else { return 256 }
     // No limit (RLIM_INFINITY, the largest value) counts as 4,096.
-    let quarter = Int(min(limit.rlim_cur, 4096)) / 4
+    let quarter = Int(min(limit, 4096)) / 4
     return min(max(quarter, 16), 1024)
   }
 
@@ -123,11 +120,9 @@ final class Publisher: Sendable {
     self.stopRequested = stopRequested
     self.capacity = max(1, capacity)
     permits = DispatchSemaphore(value: max(1, capacity))
-    let thread = Thread { [self] in
-      ThreadName.set("squeeze-publish")
+    SystemThread.start(name: "squeeze-publish") { [self] in
       self.run()
     }
-    thread.start()
   }
 
   /// How many times the publisher has called `syncfs` so far.
@@ -138,8 +133,9 @@ final class Publisher: Sendable {
   func registerFileSystem(_ device: UInt64, using descriptor: Int32) {
     state.withLock { state in
       if state.syncDescriptors[device] == nil {
-        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        if copy >= 0 { state.syncDescriptors[device] = copy }
+        if let copy = try? Descriptor.duplicate(descriptor) {
+          state.syncDescriptors[device] = copy
+        }
       }
     }
   }
@@ -227,7 +223,7 @@ final class Publisher: Sendable {
       case .batch(var batch):
         if batch.count < Publisher.gatherTarget && !isClosed {
           // Let a few more finished files arrive: one wake-up and one sync for all of them.
-          usleep(Publisher.gatherMicroseconds)
+          MonotonicClock.sleep(seconds: Double(Publisher.gatherMicroseconds) / 1e6)
           batch += state.withLock { state in
             defer { state.pending = [] }
             return state.pending
@@ -242,7 +238,7 @@ final class Publisher: Sendable {
           defer { state.syncDescriptors = [:] }
           return Array(state.syncDescriptors.values)
         }
-        for descriptor in descriptors { Glibc.close(descriptor) }
+        for descriptor in descriptors { Descriptor.close(descriptor) }
         waiter?.resume()
         return
       }
@@ -308,11 +304,15 @@ final class Publisher: Sendable {
     var failures: [UInt64: SystemError] = [:]
     for (device, descriptor) in descriptors {
       syncCount.add(1, ordering: .relaxed)
-      if squeeze_syncfs(descriptor) != 0 { failures[device] = SystemError.current }
+      do throws(SystemError) {
+        try Descriptor.syncFileSystem(descriptor)
+      } catch {
+        failures[device] = error
+      }
     }
     if let devices {
       for device in devices where descriptors[device] == nil {
-        failures[device] = SystemError(code: EBADF)
+        failures[device] = SystemError.badDescriptor
       }
     }
     return failures

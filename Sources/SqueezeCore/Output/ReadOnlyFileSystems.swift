@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// The read-only file systems a run has met, so each is reported once.
 ///
@@ -32,12 +32,13 @@ struct ReadOnlyFileSystems {
     let device: UInt64
     let consequence: String
     switch failure {
-    case .cannotCreateOutput(let output, let error) where error.code == EROFS:
+    case .cannotCreateOutput(let output, let error) where error == .readOnlyFileSystem:
       device =
-        (try? FileStatus.of(output.parent, in: AT_FDCWD, followingSymlinks: true))?.device
+        (try? FileStatus.of(output.parent, in: Descriptor.currentDirectory, followingSymlinks: true))?
+        .device
         ?? sourceDevice
       consequence = "no output can be written there; its files are not done"
-    case .cannotRemove(let error) where error.code == EROFS:
+    case .cannotRemove(let error) where error == .readOnlyFileSystem:
       device = sourceDevice
       consequence = "originals there cannot be removed; they are kept"
     default:

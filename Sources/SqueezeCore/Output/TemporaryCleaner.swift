@@ -1,7 +1,7 @@
-import Glibc
+import SqueezeSystem
 import Synchronization
 
-/// Removes the temporaries killed runs left behind (spec §4): in every folder discovery
+/// Removes the temporaries killed runs left behind: in every folder discovery
 /// walks, and in every output folder the first time a run writes there (so the mirror of a
 /// `-o` backup is cleaned too). A temporary is removed only when ``TemporaryNamer/isStale``
 /// says its writer is gone, never one a live run is still writing.
@@ -24,7 +24,7 @@ final class TemporaryCleaner: Sendable {
     guard
       let folder = try? FileDescriptor.open(
         location.directory.isEmpty ? "." : location.directory, in: location.base,
-        flags: O_RDONLY | O_DIRECTORY, symlinks: location.symlinks.forFolders),
+        flags: .folder, symlinks: location.symlinks.forFolders),
       let status = try? folder.status()
     else { return }
     let first = cleaned.withLock { $0.insert(FileIdentity(status)).inserted }
@@ -40,9 +40,16 @@ final class TemporaryCleaner: Sendable {
   ///
   /// - Returns: true when it was removed.
   static func removeIfStale(_ name: RawPath, in folder: Int32, namer: TemporaryNamer) -> Bool {
-    guard let status = try? FileStatus.of(name, in: folder), status.kind == .regular,
-      namer.isStale(name, modified: status.modificationTime)
-    else { return false }
-    return name.withCString { unlinkat(folder, $0, 0) } == 0
+    guard isStale(name, in: folder, namer: namer) else { return false }
+    return (try? RelativeLocation(base: folder, directory: "", name: name).removeEntry()) != nil
+  }
+
+  /// True when `name` in `folder` is a regular file whose writer is gone
+  /// (``TemporaryNamer/isStale(_:modified:now:)``).
+  static func isStale(_ name: RawPath, in folder: Int32, namer: TemporaryNamer) -> Bool {
+    guard let status = try? FileStatus.of(name, in: folder), status.kind == .regular else {
+      return false
+    }
+    return namer.isStale(name, modified: status.modificationTime)
   }
 }

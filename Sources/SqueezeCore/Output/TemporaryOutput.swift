@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// An output being written: a temporary file in the output's folder, created exclusively
 /// with mode 0600 or with the output's own final bits (``CreationPermissions``: nobody reads
@@ -22,10 +22,10 @@ final class TemporaryOutput {
   private(set) var bytesWritten: Int64 = 0
   private var handedOver = false
   /// The bits the temporary was created with.
-  private var createdPermissions: mode_t
+  private var createdPermissions: UInt32
 
   /// Who new files belong to: this process's effective user and group (read once).
-  static let owner = (user: geteuid(), group: getegid())
+  static let owner = (user: ProcessControl.effectiveUserID, group: ProcessControl.effectiveGroupID)
 
   /// Creates the temporary beside `target` (in its folder, opened through `folders`),
   /// creating missing folders of a mirror with `folderPermissions`.
@@ -37,7 +37,7 @@ final class TemporaryOutput {
   init(
     target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
     folders: FolderHandleCache, folderPermissions: UInt16,
-    permissions: mode_t = CreationPermissions.ownerOnly
+    permissions: UInt32 = CreationPermissions.ownerOnly
   ) throws(FileFailure) {
     self.target = target
     self.display = display
@@ -47,8 +47,8 @@ final class TemporaryOutput {
       let folder: FolderHandle
       do throws(SystemError) {
         folder = try folders.folder(of: target)
-      } catch  where error.code == ENOENT && !target.directory.isEmpty {
-        try target.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
+      } catch  where error == .noSuchFile && !target.directory.isEmpty {
+        try target.createDirectories(permissions: UInt32(folderPermissions & 0o777) | 0o700)
         created = CreationPermissions.ownerOnly
         folder = try folders.folder(of: target)
       }
@@ -61,23 +61,26 @@ final class TemporaryOutput {
   }
 
   deinit {
-    if descriptor >= 0 { close(descriptor) }
+    if descriptor >= 0 { Descriptor.close(descriptor) }
     if !handedOver { try? temporary.remove() }
+  }
+
+  /// Empties the temporary, to write it again from the start.
+  ///
+  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
+  func rewind() throws(FileFailure) {
+    do throws(SystemError) {
+      try Descriptor.truncate(descriptor, to: 0)
+      try Descriptor.seek(descriptor, to: 0)
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
+    }
+    bytesWritten = 0
   }
 
   /// Appends `bytes`.
   ///
   /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` (a full disk, a file-size limit).
-  /// Empties the temporary, to write it again from the start.
-  ///
-  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)``.
-  func rewind() throws(FileFailure) {
-    guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
-      throw .cannotWriteOutput(display.path, SystemError.current)
-    }
-    bytesWritten = 0
-  }
-
   func write(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
     do throws(SystemError) {
       try writeAll(bytes, to: descriptor)
@@ -120,33 +123,37 @@ final class TemporaryOutput {
   ) throws(FileFailure) -> Publisher.Request {
     // A new file is ours already: change the owner only when the source's differs.
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
-      try setMetadata(.owner) { fchown(descriptor, status.userID, status.groupID) }
-    }
-    let permissions = mode_t(status.permissions & 0o1777)
-    if permissions != createdPermissions {
-      try setMetadata(.permissions) { fchmod(descriptor, permissions) }
-    }
-    var times = (status.accessTime.timespec, modificationTime.timespec)
-    try setMetadata(.times) {
-      withUnsafePointer(to: &times) {
-        $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+      try setMetadata(.owner) { () throws(SystemError) in
+        try Descriptor.setOwner(descriptor, user: status.userID, group: status.groupID)
       }
+    }
+    let permissions = UInt32(status.permissions & 0o1777)
+    if permissions != createdPermissions {
+      try setMetadata(.permissions) { () throws(SystemError) in
+        try Descriptor.setPermissions(descriptor, permissions)
+      }
+    }
+    try setMetadata(.times) { () throws(SystemError) in
+      try Descriptor.setTimes(descriptor, access: status.accessTime, modification: modificationTime)
     }
     let device: UInt64
     if let knownDevice {
       device = knownDevice
     } else {
-      var raw = stat()
-      guard fstat(descriptor, &raw) == 0 else {
-        throw .cannotWriteOutput(display.path, SystemError.current)
+      do throws(SystemError) {
+        device = try Descriptor.status(descriptor).device
+      } catch {
+        throw .cannotWriteOutput(display.path, error)
       }
-      device = UInt64(raw.st_dev)
     }
     publisher.registerFileSystem(device, using: descriptor)
     let closing = descriptor
     descriptor = -1
-    if close(closing) != 0 && errno != EINTR {
-      throw .cannotWriteOutput(display.path, SystemError.current)
+    do throws(SystemError) {
+      // A write that failed on the way may only be reported here.
+      try FileDescriptor(owning: closing).close()
+    } catch {
+      throw .cannotWriteOutput(display.path, error)
     }
     handedOver = true
     return Publisher.Request(
@@ -154,15 +161,15 @@ final class TemporaryOutput {
       syncsAfterRename: false)
   }
 
-  /// Runs `call` (`fchown`, `fchmod` or `futimens` on the temporary), again when a signal
-  /// interrupted it.
+  /// Runs `call` (`fchown`, `fchmod` or `futimens` on the temporary, each retried when a
+  /// signal interrupts it).
   ///
   /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` with `what` and the call's error.
   private func setMetadata(
-    _ what: FileFailure.Metadata, _ call: () -> Int32
+    _ what: FileFailure.Metadata, _ call: () throws(SystemError) -> Void
   ) throws(FileFailure) {
     do throws(SystemError) {
-      _ = try retryingOnInterrupt(call)
+      try call()
     } catch {
       throw .cannotSetMetadata(display.path, what, error)
     }

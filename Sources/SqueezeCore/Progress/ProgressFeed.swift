@@ -1,3 +1,4 @@
+import SqueezeSystem
 import Synchronization
 
 /// Progress pushed from compression tasks to the main actor without ever waiting on it.
@@ -7,7 +8,7 @@ import Synchronization
 /// `AsyncStream` the ``ProgressReporter`` awaits on the main actor. Coalescing in the
 /// accumulator is what keeps the main actor's cost independent of the number of files: ten
 /// thousand small files cause at most ten wake-ups a second, not ten thousand hops (a hop
-/// through `await MainActor.run` costs 6–11 µs and makes the caller wait; platform notes).
+/// through `await MainActor.run` makes the caller wait for the main actor).
 final class ProgressFeed: Sendable {
   /// Totals so far and the messages posted since the last drain.
   struct Snapshot: Sendable, Equatable {
@@ -19,6 +20,15 @@ final class ProgressFeed: Sendable {
     var filesFailed = 0
     /// Lines for stderr, in posting order, since the previous drain.
     var messages: [String] = []
+    /// Files' outcomes that may print a line (``FileMessages``), in posting order, since the
+    /// previous drain.
+    var outcomes: [(file: Int, outcome: FileOutcome)] = []
+
+    static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
+      lhs.bytesDone == rhs.bytesDone && lhs.filesDone == rhs.filesDone
+        && lhs.filesFailed == rhs.filesFailed && lhs.messages == rhs.messages
+        && lhs.outcomes.map(\.file) == rhs.outcomes.map(\.file)
+    }
   }
 
   private struct State {
@@ -54,9 +64,14 @@ final class ProgressFeed: Sendable {
     }
   }
 
-  /// Queues a line for stderr (an error, or a `-v` line).
+  /// Queues a line for stderr.
   func message(_ line: String) {
     post { $0.messages.append(line) }
+  }
+
+  /// Queues file `index`'s outcome for the reporter to say (``FileMessages``).
+  func outcome(of index: Int, _ outcome: FileOutcome) {
+    post { $0.outcomes.append((index, outcome)) }
   }
 
   private func post(_ change: (inout Snapshot) -> Void) {
@@ -77,6 +92,7 @@ final class ProgressFeed: Sendable {
       state.wakePending = false
       let snapshot = state.snapshot
       state.snapshot.messages = []
+      state.snapshot.outcomes = []
       return snapshot
     }
   }

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// The text of the live progress bar and of `--progress plain` lines: pure functions of the
 /// totals, so their cost does not depend on how many files there are.
 enum ProgressLine {

@@ -1,5 +1,7 @@
+import SqueezeSystem
+
 /// How progress is shown (`--progress`).
-enum ProgressStyle: String, Sendable, CaseIterable {
+package enum ProgressStyle: String, Sendable, CaseIterable {
   /// A bar on a terminal, nothing otherwise (the default).
   case auto
   /// The live bar (on a terminal; nothing when stderr is not one).
@@ -11,7 +13,7 @@ enum ProgressStyle: String, Sendable, CaseIterable {
 }
 
 /// What the user sees while a run works: the live bar or plain lines, error and `-v`
-/// lines, in that order on stderr (spec §2, "ProgressReporter").
+/// lines, in that order on stderr.
 ///
 /// `@MainActor`, as in the WWDC22 File Squeezer. It never waits on compression: it wakes
 /// when the ``ProgressFeed`` yields (at most ~10 times a second), drains the coalesced
@@ -38,6 +40,8 @@ final class ProgressReporter {
   private var lastPlainLine: Double
   private var barIsDrawn = false
   private var latest = ProgressFeed.Snapshot()
+  /// What files' outcomes print, or nil when none come.
+  private var fileMessages: FileMessages?
 
   /// - Parameters:
   ///   - style: the requested style; `auto` is the bar on a terminal and nothing otherwise,
@@ -64,11 +68,13 @@ final class ProgressReporter {
   ///   - totals: this run's work (``RunPlan/progressTotals``).
   ///   - startTime: the run's start on ``MonotonicClock``.
   ///   - plainInterval: seconds between plain lines (default 5).
+  ///   - fileMessages: says the files' outcomes the feed brings.
   init(
     style: ProgressStyle, output: TextOutput = .standardError, totals: ProgressTotals,
-    startTime: Double, plainInterval: Double = 5
+    startTime: Double, plainInterval: Double = 5, fileMessages: FileMessages? = nil
   ) {
     self.output = output
+    self.fileMessages = fileMessages
     switch style {
     case .auto: display = output.isTerminal ? .bar : .none
     case .bar: display = .bar
@@ -91,10 +97,7 @@ final class ProgressReporter {
   /// Prints the messages of `snapshot` and redraws progress.
   func show(_ snapshot: ProgressFeed.Snapshot) {
     latest = snapshot
-    if !snapshot.messages.isEmpty {
-      clearBar()
-      output.write(snapshot.messages.map { $0 + "\n" }.joined())
-    }
+    printMessages(of: snapshot)
     let now = MonotonicClock.now()
     let totals = ProgressLine.Totals(
       filesDone: snapshot.filesDone, filesTotal: filesTotal, bytesDone: snapshot.bytesDone,
@@ -118,11 +121,22 @@ final class ProgressReporter {
   func finish(_ feed: ProgressFeed) {
     let snapshot = feed.drain()
     latest = snapshot
-    if !snapshot.messages.isEmpty {
-      clearBar()
-      output.write(snapshot.messages.map { $0 + "\n" }.joined())
-    }
+    printMessages(of: snapshot)
     clearBar()
+  }
+
+  /// Prints the lines of `snapshot` and of its files' outcomes above the bar.
+  private func printMessages(of snapshot: ProgressFeed.Snapshot) {
+    var lines = snapshot.messages
+    if !snapshot.outcomes.isEmpty, var messages = fileMessages {
+      for (file, outcome) in snapshot.outcomes {
+        lines += messages.lines(for: outcome, file: file)
+      }
+      fileMessages = messages
+    }
+    guard !lines.isEmpty else { return }
+    clearBar()
+    output.write(lines.map { $0 + "\n" }.joined())
   }
 
   /// Prints a line above the bar right away (for messages that do not come through a feed).

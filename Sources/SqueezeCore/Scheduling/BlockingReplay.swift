@@ -1,4 +1,4 @@
-import Glibc
+import SqueezeSystem
 
 /// `--isolation blocking`: the session's third problem, thread-pool exhaustion, replayed on
 /// real code. A file's blocking calls run on the cooperative pool's thread that compresses
@@ -11,8 +11,8 @@ import Glibc
 ///   rename, and (for `--rm`) `fsync` of its folder, where the other modes hand the output
 ///   to the publisher's thread, which commits a whole batch with one `syncfs`.
 ///
-/// Swift's cooperative pool is as wide as the cores and adds no thread when one blocks
-/// (platform notes): while a pool thread waits in the kernel, work that is ready waits
+/// Swift's cooperative pool is as wide as the cores and adds no thread when one blocks:
+/// while a pool thread waits in the kernel, work that is ready waits
 /// `enqueued` for it. The task-state log shows it as running tasks whose threads are blocked.
 enum BlockingReplay {
   /// Drops the cached pages of file `index`'s source, so that reading it waits for the disk.
@@ -23,10 +23,10 @@ enum BlockingReplay {
       base: context.bases.descriptor(context.list.root(of: file).base),
       directory: context.list.relativePath(ofDirectory: file.directory),
       name: context.list.name(of: file), symlinks: context.settings.sourceSymlinks)
-    guard let source = try? location.open(flags: O_RDONLY | O_NOCTTY | O_NONBLOCK) else {
+    guard let source = try? location.open(flags: .source) else {
       return
     }
-    _ = posix_fadvise(source.rawValue, 0, 0, POSIX_FADV_DONTNEED)
+    Descriptor.dropCachedPages(source.rawValue)
   }
 
   /// Publishes `request` on the calling thread: `fsync` of the temporary, the rename, and
@@ -43,7 +43,7 @@ enum BlockingReplay {
       return .cancelled
     }
     do throws(SystemError) {
-      let file = try request.temporary.open(flags: O_RDONLY)
+      let file = try request.temporary.open(flags: .readOnly)
       try file.sync()
     } catch {
       try? request.temporary.remove()
@@ -59,7 +59,7 @@ enum BlockingReplay {
     do throws(SystemError) {
       // The folder the output was renamed in, through the temporary's folder descriptor.
       let folder = try FileDescriptor.open(
-        ".", in: request.temporary.folder.descriptor, flags: O_RDONLY | O_DIRECTORY)
+        ".", in: request.temporary.folder.descriptor, flags: .folder)
       try folder.sync()
     } catch {
       return .failed(step: .syncFolder, error)

@@ -1,4 +1,5 @@
 import SqueezeEngines
+import SqueezeTaskLog
 import Synchronization
 
 extension ParallelCompressor {
@@ -38,13 +39,13 @@ extension ParallelCompressor {
   /// Feeds the chunks of `job`, writes them in order, and finishes the member.
   ///
   /// Fixed-size chunks are computed; content-defined ones (`--rsyncable`) come from a
-  /// ``BoundaryScan`` running ahead on its own thread, awaited before the chunk takes a slot.
+  /// ``BoundaryScan`` running ahead on its own thread, awaited as soon as the chunk before
+  /// has started. The chunks go through an ``OrderedChunkWindow`` of width `jobs + 1`.
   private nonisolated func writeChunksInOrder(
-    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: CompressionSlots?
+    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: WorkSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
-    let window = configuration.jobs + 1
     let scan: BoundaryScan?
     if case .contentDefined(let rule) = layout.chunking {
       scan = try BoundaryScan(descriptor: descriptor, length: layout.length, chunking: rule)
@@ -55,105 +56,50 @@ extension ParallelCompressor {
     try job.output.write(job.header)
     var crc: UInt32 = 0
     var bytesRead: Int64 = 0
-    var failure: FileFailure? = nil
-    await withTaskGroup(of: Result<CompressedChunk, FileFailure>.self) { group in
-      var next = 0
-      var nextStart: Int64 = 0
-      var lastStarted = false
-      var written = 0
-      var ready: [Int: CompressedChunk] = [:]
-      while !(lastStarted && written == next) && failure == nil {
-        // Fill the window: the task waits (suspended) for the chunk's end from the scan
-        // (--rsyncable) and for a slot for each chunk, which then waits enqueued for a thread
-        // and runs.
-        filling: while !lastStarted && next - written < window {
-          let end: Int64
-          if let scan {
-            switch await scan.next(for: task) {
-            case .success(let found): end = found
-            case .failure(let error):
-              failure = error
-              break filling
-            }
-          } else {
-            end = min(nextStart + Int64(layout.chunking.maximumChunkSize), layout.length)
-          }
-          let range = nextStart..<end
-          let isLast = end >= layout.length
-          let admitted = await slots?.acquire(for: task) ?? true
-          guard admitted, !stop.isSet else {
-            if admitted { slots?.release() }
-            failure = .interrupted
-            break
-          }
-          let chunk = next
-          let tracked = task.chunk(chunk)
-          group.addTask {
-            tracked.start()
-            var failed = false
-            defer {
-              tracked.end(failed: failed)
-              slots?.release()
-            }
-            do throws(FileFailure) {
-              return .success(
-                try self.workspaces.withWorkspace { (workspace) throws(FileFailure) in
-                  try CompressionJob.compressChunk(
-                    index: chunk, range: range, isLast: isLast, of: layout,
-                    descriptor: descriptor, workspace: workspace)
-                })
-            } catch {
-              failed = true
-              return .failure(error)
-            }
-          }
-          next += 1
-          nextStart = end
-          if isLast {
-            lastStarted = true
-            gate?.release()
-          }
+    var nextStart: Int64 = 0
+    let window = OrderedChunkWindow<Range<Int64>, CompressedChunk, FileFailure>(
+      width: work.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
+      task: task)
+    let workspaces = self.workspaces
+    try await window.run(
+      next: { () async throws(FileFailure) in
+        // The chunk's end: computed, or (--rsyncable) awaited from the scan, suspended.
+        let end: Int64
+        if let scan {
+          end = try await scan.next(for: task).get()
+        } else {
+          end = min(nextStart + Int64(layout.chunking.maximumChunkSize), layout.length)
         }
-        if failure != nil { break }
-        task.suspend(.chunks)
-        let completed = await group.next()
-        task.run()
-        guard let result = completed else { break }
-        switch result {
-        case .failure(let error):
-          failure = error
-        case .success(let chunk):
-          feed.addBytes(chunk.length)
-          ready[chunk.index] = chunk
+        let start = nextStart
+        nextStart = end
+        return .chunk(start..<end, isLast: end >= layout.length)
+      },
+      lastStarted: { gate?.release() },
+      work: { (index, range) throws(FileFailure) in
+        try workspaces.withWorkspace { (workspace) throws(FileFailure) in
+          try CompressionJob.compressChunk(
+            index: index, range: range, isLast: range.upperBound >= layout.length, of: layout,
+            descriptor: descriptor, workspace: workspace)
         }
-        // Write whatever is now contiguous.
-        while failure == nil, let chunk = ready.removeValue(forKey: written) {
-          do throws(FileFailure) {
-            try job.output.write(chunk.bytes)
-          } catch {
-            failure = error
-          }
-          crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
-          bytesRead += Int64(chunk.length)
-          written += 1
-        }
-      }
-      // On failure the group waits here for the chunks already running.
-      if failure != nil { task.suspend(.chunks) }
-    }
-    if failure != nil { task.run() }
-    if let failure { throw failure }
+      },
+      consume: { (_, chunk) throws(FileFailure) in
+        feed.addBytes(chunk.length)
+        try job.output.write(chunk.bytes)
+        crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
+        bytesRead += Int64(chunk.length)
+        return .more
+      })
     try job.checkNoGrowth()
     return try job.finish(bytesRead: bytesRead, crc: crc)
   }
 }
 
-/// Releases a slot of a ``CompressionSlots`` exactly once, however many paths try.
+/// Releases a slot of a ``WorkSlots`` exactly once, however many paths try.
 final class ReleaseOnce: Sendable {
-  private let slots: CompressionSlots
+  private let slots: WorkSlots
   private let released = Atomic<Bool>(false)
 
-  init(_ slots: CompressionSlots) {
+  init(_ slots: WorkSlots) {
     self.slots = slots
   }
 

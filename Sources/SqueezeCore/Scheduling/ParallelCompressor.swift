@@ -1,12 +1,14 @@
-import Glibc
 import SqueezeEngines
+import SqueezeSystem
+import SqueezeTaskLog
 
-// Design of the parallel part (the WWDC22 File Squeezer's three roles, spec §2).
+// Design of the parallel part (the three roles of the WWDC22 session's File Squeezer: a
+// @MainActor progress reporter, an actor that owns the work, nonisolated compression).
 //
-// Pipeline. Discovery hands over a `FileList`. `compressAll()` walks the files in start order
+// Pipeline. Discovery hands over a `FileList`. `processAll()` walks the files in start order
 // (files of several chunks first, largest first, so the biggest work starts early; then the
 // rest folder by folder) and creates one child task per file in a discarding task group.
-// Before creating a task it takes a compression slot (`CompressionSlots`, width `--jobs`),
+// Before creating a task it takes a compression slot (`WorkSlots`, width `--jobs`),
 // so no more files are started than can compress at once, and no task exists merely to
 // queue behind a full width. A file of several chunks takes the big-file gate instead: its
 // task opens the file and then feeds its chunks, each chunk taking a slot of its own, into a
@@ -39,7 +41,7 @@ import SqueezeEngines
 // thread; the task-state sampler and the main-actor heartbeat have threads of their own; the
 // main actor only ever drains coalesced progress.
 //
-// Errors and cancellation. A file's failure is recorded and the run goes on (spec §4). A stop
+// Errors and cancellation. A file's failure is recorded and the run goes on (one bad file never stops a backup). A stop
 // request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag and closes the slots: no new file
 // or chunk starts, running compressions stop at their next chunk and remove their
 // temporaries, and the publisher removes whatever it has not renamed yet. Every continuation
@@ -48,41 +50,39 @@ import SqueezeEngines
 /// Owns a run's shared bookkeeping (results, counters, the log) and schedules the
 /// compression of a file list: the `actor ParallelCompressor` of the WWDC22 session.
 actor ParallelCompressor {
-  /// Everything a run shares, immutable.
-  struct Configuration: Sendable {
+  /// What a run schedules, all of it read-only: the configuration, the files' settings, the
+  /// listing, the plan, and the mirror's folders once made.
+  struct Work: Sendable {
+    /// The run's configuration (width, isolation, chunks, verbosity).
+    let configuration: RunConfiguration
+    /// Level, destination, force, names: what every file shares.
+    let settings: FileSettings
     /// The files.
-    var list: FileList
+    let list: FileList
     /// The folders the files are relative to.
-    var bases: BaseDirectories
-    /// Level, destination, force, names.
-    var settings: CompressionSettings
+    let bases: BaseDirectories
+    /// What becomes of each file.
+    let plan: RunPlan
+    /// The mirror plan once its folders were made (files in folders that could not be are
+    /// left out), or nil.
+    let folders: MirrorPlan?
+
     /// How many compressions (files or chunks) at once (`--jobs`).
-    var jobs: Int
-    /// Where compression runs (`--isolation`).
-    var isolation: Isolation
-    /// Bytes per chunk (`--block-size`, or the engine's default): with `--rsyncable` the
-    /// target of the content-defined rule.
-    var chunkSize = Engine.default.defaultChunkSize
-    /// Cut chunks where the content says (`--rsyncable`).
-    var rsyncable = false
-    /// Where big files are cut into chunks.
-    var chunking: Chunking { Chunking(chunkSize: chunkSize, rsyncable: rsyncable) }
-    /// Files to leave out before starting (the same file named twice), by index.
-    var dropped: Set<Int> = []
-    /// Files that fail before starting (output collisions), by index.
-    var preFailed: [Int: FileFailure] = [:]
-    /// Files whose output the plan found current: recorded as up to date, not started.
-    var upToDate: [Int] = []
-    /// What the plan found at each file's output path, or nil (jobs inspect themselves).
-    var planned: [ExistingOutput]? = nil
-    /// Print a line per file (`-v`).
-    var verbose = false
-    /// Print errors only (`-q`): no warnings.
-    var quiet = false
+    var jobs: Int { configuration.jobs }
+    /// Bytes per chunk (`--block-size`, or the engine's default).
+    var chunkSize: Int { configuration.chunkSize }
+
+    /// File `index`'s disposition: the plan's, or left out when its mirror folder could
+    /// not be made.
+    func disposition(of index: Int) -> FileDisposition {
+      plan.disposition(of: index, in: list, folders: folders)
+    }
   }
 
-  /// The run's configuration.
-  nonisolated let configuration: Configuration
+  /// What the run schedules.
+  nonisolated let work: Work
+  /// The decisions the isolation mode makes (``SchedulingStrategy``).
+  nonisolated let strategy: SchedulingStrategy
   /// Task-state counters and log (atomics: read without entering the actor).
   nonisolated let tracker: TaskTracker
   /// Progress for the reporter.
@@ -90,9 +90,9 @@ actor ParallelCompressor {
   /// Set to stop the run (signals).
   nonisolated let stop: AtomicFlag
   /// Bounds compressions (files and chunks) in flight to `jobs`.
-  nonisolated let slots: CompressionSlots
+  nonisolated let slots: WorkSlots
   /// Lets one file of several chunks feed its chunks at a time.
-  nonisolated let bigFileGate = CompressionSlots(width: 1)
+  nonisolated let bigFileGate = WorkSlots(width: 1)
   /// Makes outputs durable and renames them into place.
   nonisolated let publisher: Publisher
   /// Compressors and buffers, one per running compression.
@@ -104,8 +104,6 @@ actor ParallelCompressor {
 
   /// What happened to each file so far.
   private var results = RunResults()
-  /// Read-only file systems met so far, each reported once.
-  private var readOnly = ReadOnlyFileSystems()
   /// Finished files' outcomes on their way to ``results``.
   nonisolated let outcomes = OutcomeChannel()
 
@@ -122,31 +120,31 @@ actor ParallelCompressor {
   /// Prepares a run.
   ///
   /// - Parameters:
-  ///   - configuration: files, destination, width, isolation.
+  ///   - work: files, plan, destination, width, isolation.
   ///   - tracker: counters and task log.
   ///   - feed: where progress goes.
   ///   - stop: the run's stop flag.
   ///   - namer: temporary names.
   init(
-    configuration: Configuration, tracker: TaskTracker, feed: ProgressFeed, stop: AtomicFlag,
-    namer: TemporaryNamer
+    work: Work, tracker: TaskTracker, feed: ProgressFeed, stop: AtomicFlag, namer: TemporaryNamer
   ) {
-    self.configuration = configuration
+    self.work = work
+    strategy = work.configuration.isolation.strategy
     self.tracker = tracker
     self.feed = feed
     self.stop = stop
-    slots = CompressionSlots(width: configuration.jobs)
+    slots = WorkSlots(width: work.jobs)
     publisher = Publisher(stopRequested: stop)
     workspaces = WorkspacePool(
-      engine: configuration.settings.engine, level: configuration.settings.level,
-      chunking: configuration.chunking)
+      engine: work.settings.engine, level: work.settings.level,
+      chunking: work.configuration.chunking)
     chunkBuffers = ChunkBufferPool(
-      capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
+      capacity: ParallelCompressor.restoredChunkCap(chunkSize: work.chunkSize))
     context = JobContext(
-      list: configuration.list, bases: configuration.bases, settings: configuration.settings,
-      namer: namer, publisher: publisher, workspaces: workspaces,
-      decoders: DecoderPool(engine: configuration.settings.engine), stop: stop,
-      cleaner: TemporaryCleaner(namer: namer), planned: configuration.planned)
+      list: work.list, bases: work.bases, settings: work.settings, namer: namer,
+      publisher: publisher, workspaces: workspaces,
+      decoders: DecoderPool(engine: work.settings.engine), stop: stop,
+      cleaner: TemporaryCleaner(namer: namer), plan: work.plan)
   }
 
   /// Stops the run: no new file or chunk starts; running ones stop at their next chunk.
@@ -157,20 +155,20 @@ actor ParallelCompressor {
   }
 
   /// True when file `index` is compressed (or restored, or tested) chunk-parallel: more
-  /// than one chunk (compressed: more than one chunk's worth of compressed bytes), in the
-  /// `nonisolated` and `detached` modes (the isolated stages work on a whole file inside
-  /// their isolation, as the session's code does).
+  /// than one chunk (compressed: more than one chunk's worth of compressed bytes), where the
+  /// strategy splits big files (the isolated stages work on a whole file inside their
+  /// isolation, as the session's code does).
   nonisolated func usesParallelChunks(_ index: Int) -> Bool {
-    (configuration.isolation.isBoundedNonisolated || configuration.isolation == .detached)
-      && configuration.list.files[index].size > Int64(configuration.chunkSize)
+    strategy.splitsBigFiles
+      && work.list.files[index].size > Int64(work.chunkSize)
       && !isStored(index)
   }
 
   /// True when file `index` is copied as stored blocks (a compressed name in a mirror): one
   /// sequential copy, never split into chunks.
   nonisolated func isStored(_ index: Int) -> Bool {
-    let list = configuration.list
-    return configuration.settings.stores(list.name(of: list.files[index]))
+    let list = work.list
+    return work.settings.stores(list.name(of: list.files[index]))
   }
 
   /// The most bytes a chunk restored ahead of its turn may decode to: 4x the chunk size
@@ -185,25 +183,24 @@ actor ParallelCompressor {
   /// The order files are started in: files of several chunks first, largest first, then
   /// the rest in listing order (folder by folder, for locality).
   nonisolated func startOrder() -> [Int] {
-    let files = configuration.list.files
-    let threshold = Int64(configuration.chunkSize)
+    let files = work.list.files
+    let threshold = Int64(work.chunkSize)
     let big = files.indices.filter { files[$0].size > threshold }
       .sorted { files[$0].size > files[$1].size }
     let small = files.indices.filter { files[$0].size <= threshold }
     return big + small
   }
 
-  /// Compresses every file and returns what happened, once every output is published (or
-  /// removed, when stopped).
+  /// Compresses (or restores, or tests) every file and returns what happened, once every
+  /// output is published (or removed, when stopped).
   @concurrent
-  nonisolated func compressAll() async -> RunResults {
+  nonisolated func processAll() async -> RunResults {
     let order = startOrder()
     await recordAlreadyCurrent()
     async let recorded: Void = recordOutcomes()
-    if configuration.isolation == .detached {
-      await runDetached(order)
-    } else {
-      await runBounded(order)
+    switch strategy.start {
+    case .allAtOnce: await runDetached(order)
+    case .bounded: await runBounded(order)
     }
     // Every output is published (or removed) and its outcome posted.
     await publisher.shutdown()
@@ -216,7 +213,9 @@ actor ParallelCompressor {
   /// entry into the actor, before any file starts. Posting each through the outcome channel
   /// queued them all at once: 52 MB of outcomes for a re-run over 100,000 current files.
   private func recordAlreadyCurrent() {
-    for index in configuration.upToDate { record(.alreadyCurrent, file: index) }
+    for index in work.list.files.indices where work.disposition(of: index) == .upToDate {
+      record(.alreadyCurrent, file: index)
+    }
   }
 
   /// Records outcomes as they arrive, a batch per entry into the actor.
@@ -257,8 +256,8 @@ actor ParallelCompressor {
       /// Starts a file of one chunk (in a batch in the `nonisolated` mode).
       func startSmall(_ index: Int) async -> Bool {
         guard await admit(index) else { return true }
-        if configuration.isolation.isBoundedNonisolated {
-          batch.append(index, size: configuration.list.files[index].size)
+        if strategy.batchesSmallFiles {
+          batch.append(index, size: work.list.files[index].size)
           return batch.isFull ? await startBatch() : true
         }
         guard await slots.acquire(), !stop.isSet else { return false }
@@ -298,7 +297,7 @@ actor ParallelCompressor {
       if stop.isSet { break }
       let task = tracker.create(id: index + 1, file: displayPath(of: index))
       task.run()
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         BlockingReplay.dropCachedPages(of: index, context: context)
       }
       handOver(processHere(index), task: task, index: index)
@@ -323,23 +322,24 @@ actor ParallelCompressor {
     for handle in handles { await handle.value }
   }
 
-  /// True when file `index` should be started; false for files dropped or failed before
-  /// starting (recorded here).
+  /// True when file `index` is to be worked on; false for files left out, up to date
+  /// (recorded before the start) or failing before starting (recorded here).
   private nonisolated func admit(_ index: Int) async -> Bool {
-    if configuration.dropped.contains(index) { return false }
-    if let failure = configuration.preFailed[index] {
+    switch work.disposition(of: index) {
+    case .work: return true
+    case .leftOut, .upToDate: return false
+    case .fails(let failure):
       tracker.failedBeforeStart(
         id: index + 1, file: displayPath(of: index), error: failure.description)
       outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
       return false
     }
-    return true
   }
 
   /// File `index`'s path as the user would write it. Built only for a message or the
   /// task-state log: most files never need it.
   nonisolated func displayPath(of index: Int) -> RawPath {
-    configuration.list.displayPath(of: configuration.list.files[index])
+    work.list.displayPath(of: work.list.files[index])
   }
 
   /// What working on a file came to, before publication.
@@ -359,36 +359,34 @@ actor ParallelCompressor {
   /// `enqueued` there), runs and hands its output over inside that isolation; only giving
   /// the slot back is left for its way out.
   private nonisolated func run(_ task: TrackedTask, index: Int, holding: Holding) async {
-    switch configuration.isolation {
-    case .nonisolated where holding == .gate, .blocking where holding == .gate,
-      .detached where usesParallelChunks(index):
+    switch strategy.place {
+    case .fileTask:
       task.run()
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         BlockingReplay.dropCachedPages(of: index, context: context)
       }
-      let bounded = holding == .gate
-      let (processed, _) =
-        configuration.settings.operation == .compress
-        ? await compressInParallelChunks(index, task: task, bounded: bounded)
-        : await restoreInParallelChunks(index, task: task, bounded: bounded)
-      handOver(processed, task: task, index: index)
-    case .nonisolated, .detached, .blocking:
-      task.run()
-      if configuration.isolation == .blocking {
-        BlockingReplay.dropCachedPages(of: index, context: context)
+      // A big file holds the big-file gate (bounded) or nothing (all at once).
+      if holding == .gate || (holding == .nothing && usesParallelChunks(index)) {
+        let bounded = holding == .gate
+        let (processed, _) =
+          work.settings.operation == .compress
+          ? await compressInParallelChunks(index, task: task, bounded: bounded)
+          : await restoreInParallelChunks(index, task: task, bounded: bounded)
+        handOver(processed, task: task, index: index)
+      } else {
+        let processed = processHere(index)
+        if holding == .slot { slots.release() }
+        handOver(processed, task: task, index: index)
       }
-      let processed = processHere(index)
-      if holding == .slot { slots.release() }
-      handOver(processed, task: task, index: index)
-      return
-    case .actor:
+    case .insideActor:
       task.enqueue(on: .actor)
       await processInsideActor(index, task: task)
+      if holding == .slot { slots.release() }
     case .mainActor:
       task.enqueue(on: .mainActor)
-      await MainActorCompression.process(index, task: task, compressor: self)
+      await MainActorWork.process(index, task: task, compressor: self)
+      if holding == .slot { slots.release() }
     }
-    if holding == .slot { slots.release() }
   }
 
   /// Hands a processed file's output to the publisher, which finishes the file (nobody
@@ -400,7 +398,7 @@ actor ParallelCompressor {
   ) {
     switch processed {
     case .success(.prepared(let ready)):
-      if configuration.isolation == .blocking {
+      if strategy.blocksPoolThreads {
         let publication = BlockingReplay.publish(ready.request, publisher: publisher, stop: stop)
         conclude(task, index: index, outcome(of: ready, publication))
         return
@@ -442,12 +440,12 @@ actor ParallelCompressor {
       let removal =
         ready.held == nil
         ? ready.removal.map {
-          SourceRemoval.remove($0, force: configuration.settings.force)
+          SourceRemoval.remove($0, force: work.settings.force)
         } : nil
       return .done(
         bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
         removal: removal, held: ready.held)
-    case .failed(.rename, let error) where error.code == EEXIST:
+    case .failed(.rename, let error) where error == .fileExists:
       // Another run (cron overlap) published this output first.
       if let recheck = ready.recheck, recheck.isUpToDate() {
         return .upToDate(bytes: ready.bytesIn)
@@ -468,7 +466,7 @@ actor ParallelCompressor {
   nonisolated func processHere(_ index: Int) -> Result<Processed, FileFailure> {
     let progress: (Int) -> Void = { self.feed.addBytes($0) }
     do throws(FileFailure) {
-      switch configuration.settings.operation {
+      switch work.settings.operation {
       case .compress:
         switch try CompressionJob.open(index: index, context: context) {
         case .upToDate(let bytes):
@@ -502,90 +500,56 @@ actor ParallelCompressor {
     handOver(processHere(index), task: task, index: index)
   }
 
-  /// Records one file's outcome: results, progress and messages.
+  /// Records one file's outcome: results and progress. The outcomes that can print a line
+  /// go on to the progress reporter, which says them (``FileMessages``): the actor writes no
+  /// message of its own.
   ///
   /// - Parameters:
   ///   - outcome: what happened.
   ///   - index: the file.
   private func record(_ outcome: FileOutcome, file index: Int) {
-    let verbose = configuration.verbose
-    var path: RawPath { displayPath(of: index) }
     switch outcome {
-    case .done(let bytesIn, let bytesOut, let output, let removal, let held):
+    case .done(let bytesIn, let bytesOut, _, let removal, let held):
       if let held { results.held.append((index, held)) }
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
-      let compressing = configuration.settings.operation == .compress
-      let grew = compressing && bytesIn > 0 && bytesOut > bytesIn
-      if grew { results.grown += 1 }
-      if verbose {
-        feed.message(
-          compressing
-            ? RunSummary.compressedLine(path, bytesIn: bytesIn, bytesOut: bytesOut)
-            : "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)) → \(output.path.displayString)"
-        )
+      if work.settings.operation == .compress && bytesIn > 0 && bytesOut > bytesIn {
+        results.grown += 1
       }
       switch removal {
-      case nil, .alreadyGone:
-        break
-      case .removed:
-        results.removed += 1
-        if verbose { feed.message("\(path.displayString): removed") }
-      case .keptHardLinked(let links):
-        results.keptHardLinked += 1
-        if !configuration.quiet {
-          feed.message(
-            "squeeze: \(path.displayString): has \(links) hard links; kept (use --force to remove it)"
-          )
-        }
-      case .keptChanged:
-        results.keptChanged += 1
-        if !configuration.quiet {
-          feed.message("squeeze: \(path.displayString): changed after it was read; kept")
-        }
+      case nil, .alreadyGone: break
+      case .removed: results.removed += 1
+      case .keptHardLinked: results.keptHardLinked += 1
+      case .keptChanged: results.keptChanged += 1
       case .failed(let error):
-        results.failures.append((path, .cannotRemove(error)))
-        message(for: .cannotRemove(error), file: index, path: path)
+        results.failures.append((displayPath(of: index), .cannotRemove(error)))
       }
     case .upToDate(let bytes):
       results.upToDate += 1
       results.bytesUpToDate = results.bytesUpToDate.addingSaturated(bytes)
       feed.fileDone(failed: false)
-      if verbose { feed.message("\(path.displayString): up to date") }
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1
       results.bytesUpToDate = results.bytesUpToDate.addingSaturated(
-        configuration.list.files[index].size)
-      if verbose { feed.message("\(path.displayString): up to date") }
+        work.list.files[index].size)
     case .verified(let bytesIn, let bytesOut):
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
       feed.fileDone(failed: false)
-      if verbose { feed.message("\(path.displayString): OK") }
     case .failed(.interrupted):
       // Not a failure of the file: the run is stopping. Not counted as done either.
       results.interrupted = true
     case .failed(let failure):
-      results.failures.append((path, failure))
+      results.failures.append((displayPath(of: index), failure))
       results.failedFiles.insert(index)
       feed.fileDone(failed: true)
-      message(for: failure, file: index, path: path)
     }
-  }
-
-  /// Prints a file's failure, or one message for all the failures on a read-only file
-  /// system.
-  private func message(for failure: FileFailure, file index: Int, path: RawPath) {
-    switch readOnly.report(
-      failure, path: path, sourceDevice: configuration.list.files[index].device)
-    {
-    case .notReadOnly: feed.message("squeeze: \(path.displayString): \(failure)")
-    case .first(let message): feed.message(message)
-    case .alreadyReported: break
+    if FileMessages.mayPrint(outcome, verbosity: work.configuration.verbosity) {
+      feed.outcome(of: index, outcome)
     }
   }
 
@@ -625,10 +589,11 @@ struct SmallFileBatch {
   }
 }
 
-/// Stage 1 of the session: compression on the main actor, inside the progress reporter's
-/// isolation, so the main actor is blocked for as long as each file takes.
+/// Stage 1 of the session: the work (compressing, restoring or testing) on the main actor,
+/// inside the progress reporter's isolation, so the main actor is blocked for as long as
+/// each file takes.
 @MainActor
-enum MainActorCompression {
+enum MainActorWork {
   /// Works on file `index` on the main actor and hands its output over there, so the task
   /// leaves the main actor suspended for its publication (or done).
   static func process(_ index: Int, task: TrackedTask, compressor: ParallelCompressor) {

@@ -1,5 +1,7 @@
-import Glibc
 import SqueezeEngines
+import SqueezeGzip
+import SqueezeSystem
+import SqueezeTaskLog
 
 extension ParallelCompressor {
   /// Restores (`-d`) or tests (`-t`) file `index` chunk-parallel where its layout allows (see
@@ -18,7 +20,7 @@ extension ParallelCompressor {
   ) async -> (Result<Processed, FileFailure>, TrackedTask) {
     let gate: ReleaseOnce? = bounded ? ReleaseOnce(bigFileGate) : nil
     defer { gate?.release() }
-    let testing = configuration.settings.operation == .test
+    let testing = work.settings.operation == .test
     let opened: DecompressionJob.Opened?
     let source: SourceFile
     do throws(FileFailure) {
@@ -35,7 +37,7 @@ extension ParallelCompressor {
     } catch {
       return (.failure(error), task)
     }
-    defer { close(source.descriptor) }
+    defer { Descriptor.close(source.descriptor) }
     let sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void = { chunk throws(FileFailure) in
       try opened?.output.write(chunk)
     }
@@ -44,7 +46,7 @@ extension ParallelCompressor {
       do throws(FileFailure) {
         (bytesIn, bytesOut) = try await restoreChunks(
           source, gate: gate, slots: bounded ? slots : nil, task: task, sink: sink)
-      } catch .badGzip(let fault) where configuration.settings.engine != .zlib {
+      } catch .badGzip(let fault) where work.settings.engine != .zlib {
         // zlib, the reference, has the last word on a file ISA-L refused (see
         // GzipFileReader.decode): the output is redone from the start.
         let decoder = try GzipFileReader.decodeAgainWithZlib(
@@ -72,7 +74,7 @@ extension ParallelCompressor {
   /// - Returns: compressed bytes read and bytes restored.
   /// - Throws: ``FileFailure`` for read, format and sink errors, `.interrupted`.
   private nonisolated func restoreChunks(
-    _ source: SourceFile, gate: ReleaseOnce?, slots: CompressionSlots?, task: TrackedTask,
+    _ source: SourceFile, gate: ReleaseOnce?, slots: WorkSlots?, task: TrackedTask,
     sink: (UnsafeRawBufferPointer) throws(FileFailure) -> Void
   ) async throws(FileFailure) -> (bytesIn: Int64, bytesOut: Int64) {
     let descriptor = source.descriptor
@@ -91,116 +93,79 @@ extension ParallelCompressor {
     let first = try finder.nextBoundary(within: Int64(headerLength) + cap)
     // One chunk (no marker: gzip's files) or a first chunk too long: serial from the start.
     if case .marker(let firstEnd) = first {
-      let inFlight = configuration.jobs + 1
-      await withTaskGroup(of: (Int, ChunkDecoding.Outcome).self) { group in
-        // Chunk k covers starts[k] ..< starts[k + 1] (the last one, to the end of the file).
-        var starts: [Int64] = [Int64(headerLength), firstEnd]
-        var boundary = first
-        /// The first chunk not decoded ahead (too long): the serial decoder starts there.
-        var serialFrom: Int? = nil
-        var next = 0
-        var written = 0
-        var ready: [Int: ChunkDecoding.Outcome] = [:]
-        var finished = false
-        while !finished, failure == nil {
-          // Fill the window of chunks in flight, each taking a slot.
-          while serialFrom == nil, next < starts.count, next - written < inFlight {
-            let start = starts[next]
-            let end: Int64? = if case .marker(let offset) = boundary { offset } else { nil }
-            let admitted = await slots?.acquire(for: task) ?? true
-            guard admitted, !stop.isSet else {
-              if admitted { slots?.release() }
-              failure = .interrupted
-              break
-            }
-            let chunk = next
-            let tracked = task.chunk(chunk)
-            group.addTask {
-              tracked.start()
-              defer {
-                tracked.end()
-                slots?.release()
-              }
-              let outcome: ChunkDecoding.Outcome
-              do throws(FileFailure) {
-                outcome = try self.context.decoders.withWorkspace {
-                  (workspace) throws(FileFailure) in
-                  ChunkDecoding.decode(
-                    descriptor, range: start..<(end ?? source.status.size),
-                    openEnded: end == nil, inflater: workspace.inflater, input: workspace.input,
-                    buffers: buffers, stop: stop)
-                }
-              } catch {
-                outcome = .rejected("\(error)")
-              }
-              return (chunk, outcome)
-            }
-            next += 1
-            guard let end else {
-              // The last candidate has started: no chunk is left for this file.
-              gate?.release()
-              break
-            }
-            do throws(FileFailure) {
+      // Chunk k covers starts[k] ..< starts[k + 1] (the last one, to the end of the file).
+      var starts: [Int64] = [Int64(headerLength), firstEnd]
+      var boundary = first
+      var produced = 0
+      let chunks = OrderedChunkWindow<(Int64, Int64?), ChunkDecoding.Outcome, FileFailure>(
+        width: work.jobs + 1, slots: slots, stop: stop, interruption: .interrupted,
+        task: task)
+      let decoders = context.decoders
+      let fileSize = source.status.size
+      do throws(FileFailure) {
+        try await chunks.run(
+          next: { () throws(FileFailure) in
+            if produced > 0 {
+              // The boundary after the chunk just started.
+              guard case .marker(let end) = boundary else { return .end }
               boundary = try finder.nextBoundary(within: end + cap)
+              switch boundary {
+              case .marker(let offset): starts.append(offset)
+              case .endOfFile: break
+              // Too long to decode ahead: the serial decoder starts there.
+              case .beyondLimit: return .end
+              }
+            }
+            let start = starts[produced]
+            let end: Int64? = if case .marker(let offset) = boundary { offset } else { nil }
+            produced += 1
+            // The last candidate runs to the end of the file.
+            return .chunk((start, end), isLast: end == nil)
+          },
+          // No chunk is left for this file.
+          lastStarted: { gate?.release() },
+          work: { (_, chunk) in
+            let (start, end) = chunk
+            do throws(FileFailure) {
+              return try decoders.withWorkspace { (workspace) throws(FileFailure) in
+                ChunkDecoding.decode(
+                  descriptor, range: start..<(end ?? fileSize), openEnded: end == nil,
+                  inflater: workspace.inflater, input: workspace.input, buffers: buffers,
+                  stop: stop)
+              }
             } catch {
-              failure = error
-              break
+              return .rejected("\(error)")
             }
-            switch boundary {
-            case .marker(let offset): starts.append(offset)
-            case .endOfFile: break
-            case .beyondLimit: serialFrom = next
-            }
-          }
-          if failure != nil { break }
-          if written == serialFrom {
-            resumeAt = (starts[written], false)
-            break
-          }
-          task.suspend(.chunks)
-          let completed = await group.next()
-          task.run()
-          guard let (chunk, outcome) = completed else { break }
-          ready[chunk] = outcome
-          while !finished, written != serialFrom, let outcome = ready.removeValue(forKey: written) {
+          },
+          consume: { (index, outcome) throws(FileFailure) in
             switch outcome {
             case .boundary(let buffer), .streamEnd(let buffer, _):
-              do throws(FileFailure) {
-                try sink(buffer.bytes)
-              } catch {
-                failure = error
-                finished = true
-              }
+              defer { buffers.give(buffer) }
+              try sink(buffer.bytes)
               crc = CRC32.combine(crc, buffer.crc, secondLength: Int64(buffer.count))
               restored += Int64(buffer.count)
               window.append(buffer.bytes)
-              buffers.give(buffer)
               if case .streamEnd(_, let consumed) = outcome {
-                resumeAt = (starts[written] + consumed, true)
+                resumeAt = (starts[index] + consumed, true)
                 feed.addBytes(Int(consumed))
-                finished = true
-              } else {
-                resumeAt = (starts[written + 1], false)
-                feed.addBytes(Int(starts[written + 1] - starts[written]))
+                return .done
               }
+              resumeAt = (starts[index + 1], false)
+              feed.addBytes(Int(starts[index + 1] - starts[index]))
+              return .more
             case .rejected:
-              resumeAt = (starts[written], false)
-              finished = true
+              resumeAt = (starts[index], false)
+              return .done
             }
-            written += 1
-          }
-        }
-        // Chunks still running past the point of decision are not needed: let them stop.
-        group.cancelAll()
-        task.suspend(.chunks)
-        while let (_, outcome) = await group.next() {
-          switch outcome {
-          case .boundary(let buffer), .streamEnd(let buffer, _): buffers.give(buffer)
-          case .rejected: break
-          }
-        }
-        task.run()
+          },
+          discard: { outcome in
+            switch outcome {
+            case .boundary(let buffer), .streamEnd(let buffer, _): buffers.give(buffer)
+            case .rejected: break
+            }
+          })
+      } catch {
+        failure = error
       }
     }
     gate?.release()
@@ -227,8 +192,10 @@ extension ParallelCompressor {
       case .failure(let error): throw .engine(error)
       case nil: throw .interrupted
       }
-      guard lseek(descriptor, off_t(resumeAt.offset), SEEK_SET) >= 0 else {
-        throw .cannotRead(SystemError.current)
+      do throws(SystemError) {
+        try Descriptor.seek(descriptor, to: resumeAt.offset)
+      } catch {
+        throw .cannotRead(error)
       }
       try GzipFileReader.decode(
         descriptor, with: &decoder, workspace: workspace, stop: stop,

@@ -1,3 +1,5 @@
+import SqueezeSystem
+
 /// What a run did with each file, owned by `ParallelCompressor` and handed out at the end.
 struct RunResults: Sendable {
   /// Files written (compressed, decompressed) or checked (`-t`).

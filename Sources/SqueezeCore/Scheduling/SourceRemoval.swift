@@ -1,6 +1,6 @@
-import Glibc
+import SqueezeSystem
 
-/// Removing a source once its output is durable (`--rm`, spec §4): the output is on disk under
+/// Removing a source once its output is durable (`--rm`): the output is on disk under
 /// its final name with its folder synced and has been verified by decompressing it; the
 /// source is removed only if it is still the file that was read, and not while other hard
 /// links share it (removing one name frees nothing and surprises), unless `-f`.
@@ -24,7 +24,7 @@ enum SourceRemoval {
     let now: FileStatus
     do {
       now = try removal.source.status()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .alreadyGone
     } catch {
       return .failed(error)
@@ -37,7 +37,7 @@ enum SourceRemoval {
     do {
       try removal.source.remove()
       return .removed
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .alreadyGone
     } catch {
       return .failed(error)

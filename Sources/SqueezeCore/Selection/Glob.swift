@@ -1,4 +1,6 @@
-/// A shell-style pattern with rsync and gitignore rules (spec §3, `--include`/`--exclude`):
+import SqueezeSystem
+
+/// A shell-style pattern with rsync and gitignore rules (`--include`, `--exclude`):
 ///
 /// - a pattern without `/` matches a name at any depth; one with `/` (a leading `/` is
 ///   dropped) matches the whole path below the argument;
@@ -10,7 +12,7 @@
 ///
 /// Matching works on raw bytes (names need not be UTF-8); `?` and sets take a whole UTF-8
 /// character when the bytes are one.
-struct Glob: Sendable, Hashable {
+package struct Glob: Sendable, Hashable {
   private enum Token: Sendable, Hashable {
     case literal(UInt8)
     /// `?`: one character, not `/`.
@@ -34,7 +36,7 @@ struct Glob: Sendable, Hashable {
   let text: String
 
   /// Compiles `pattern`; nil when it is empty or has an unterminated `[` or a trailing `\`.
-  init?(_ pattern: String) {
+  package init?(_ pattern: String) {
     text = pattern
     var bytes = Array(pattern.utf8)
     matchesFoldersOnly = bytes.count > 1 && bytes.last == UInt8(ascii: "/")
@@ -199,16 +201,19 @@ struct Glob: Sendable, Hashable {
   }
 }
 
-/// What `--include`, `--exclude`, `--older-than` and `--shard` select (spec §3, §7).
-struct Selection: Sendable {
+/// What `--include`, `--exclude`, `--older-than` and `--shard` select.
+package struct Selection: Sendable {
   /// `--include` patterns: when any is given, a file must match one.
-  var includes: [Glob] = []
+  package var includes: [Glob] = []
   /// `--exclude` patterns: a matching file or folder is left out (wins over includes).
-  var excludes: [Glob] = []
+  package var excludes: [Glob] = []
   /// `--older-than`: files modified at or after this time are left out.
-  var modifiedBefore: Timestamp? = nil
+  package var modifiedBefore: Timestamp? = nil
   /// `--shard`.
-  var shard: Options.Shard? = nil
+  package var shard: Shard? = nil
+
+  /// No selection: everything is taken.
+  package init() {}
 
   /// True when nothing is filtered.
   var isEmpty: Bool {

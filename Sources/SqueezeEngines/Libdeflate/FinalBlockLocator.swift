@@ -1,5 +1,5 @@
 /// Finds where the final block of a complete raw deflate stream begins and where it ends,
-/// in bits from the stream's start (RFC 1951 §3.2.3: bits are read from the least
+/// in bits from the stream's start (RFC 1951 section 3.2.3: bits are read from the least
 /// significant end of each byte).
 ///
 /// libdeflate writes every output as a complete stream whose last block has BFINAL set, and
@@ -45,7 +45,7 @@ final class FinalBlockLocator {
   private let literalCode = FinalBlockLocator.symbolTable(bits: FinalBlockLocator.literalTableBits)
   private let distanceCode = FinalBlockLocator.symbolTable(
     bits: FinalBlockLocator.distanceTableBits)
-  /// The fixed codes of RFC 1951 §3.2.6, built once.
+  /// The fixed codes of RFC 1951 section 3.2.6, built once.
   private let fixedLiteralCode = FinalBlockLocator.symbolTable(
     bits: FinalBlockLocator.literalTableBits)
   private let fixedDistanceCode = FinalBlockLocator.symbolTable(
@@ -100,7 +100,7 @@ final class FinalBlockLocator {
     }
   }
 
-  /// Reads a dynamic block's code lengths (RFC 1951 §3.2.7) and builds its two tables.
+  /// Reads a dynamic block's code lengths (RFC 1951 section 3.2.7) and builds its two tables.
   private func readDynamicHeader(_ reader: inout BitReader) throws(EngineError) {
     reader.refill()
     let literalCount = Int(reader.take(5)) + 257
@@ -185,7 +185,7 @@ final class FinalBlockLocator {
   }
 
   /// The literal/length table entry of `symbol` with a code of `length` bits: a length
-  /// symbol's extra bits (RFC 1951 §3.2.5) are counted in the bits to consume.
+  /// symbol's extra bits (RFC 1951 section 3.2.5) are counted in the bits to consume.
   private static func literalEntry(_ symbol: Int, _ length: Int) -> UInt32 {
     switch symbol {
     case 0..<256: return literal | UInt32(length)
@@ -196,7 +196,7 @@ final class FinalBlockLocator {
     }
   }
 
-  /// The distance table entry of `symbol`: its extra bits (RFC 1951 §3.2.5) counted in.
+  /// The distance table entry of `symbol`: its extra bits (RFC 1951 section 3.2.5) counted in.
   private static func distanceEntry(_ symbol: Int, _ length: Int) -> UInt32 {
     switch symbol {
     case 0..<4: return distance | UInt32(length)
@@ -210,7 +210,7 @@ final class FinalBlockLocator {
     HuffmanTable(tableBits: bits, missing: invalid, long: long)
   }
 
-  /// The order of the code length code's lengths in a dynamic header (RFC 1951 §3.2.7).
+  /// The order of the code length code's lengths in a dynamic header (RFC 1951 section 3.2.7).
   private static let codeLengthOrder = [
     16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
   ]
@@ -298,7 +298,7 @@ struct BitReader {
   }
 }
 
-/// A canonical Huffman code (RFC 1951 §3.2.2) as a lookup table on the next `tableBits`
+/// A canonical Huffman code (RFC 1951 section 3.2.2) as a lookup table on the next `tableBits`
 /// bits of the stream, with a slow path for the rarer, longer codes.
 final class HuffmanTable {
   let tableBits: Int
@@ -408,7 +408,7 @@ final class HuffmanTable {
   }
 
   /// `code`'s lowest `bits` bits in reverse order (Huffman codes are packed most significant
-  /// bit first, RFC 1951 §3.1.1).
+  /// bit first, RFC 1951 section 3.1.1).
   private static func reverse(_ code: Int, bits: Int) -> Int {
     var result = 0
     var value = code

@@ -122,7 +122,7 @@ final class LibdeflateDeflater: ChunkDeflater {
 
   /// Clears the final block's BFINAL bit, zeroes the bits after its end, and appends an
   /// empty non-final stored block (a 3-bit header of zeros, padding to the byte boundary,
-  /// LEN 0 and NLEN 0xffff: RFC 1951 §3.2.4).
+  /// LEN 0 and NLEN 0xffff: RFC 1951 section 3.2.4).
   ///
   /// - Returns: the chunk's new length in bytes.
   static func reopen(_ output: UnsafeMutableRawBufferPointer, location: FinalBlockLocator.Location)

@@ -8,7 +8,7 @@ import CZlib
 /// zlib remembers the address of its `z_stream` and checks it on every call, so the stream
 /// lives at a fixed heap address for the object's lifetime. `deflateReset` keeps zlib's
 /// allocations between chunks and files, measurably cheaper on small files than a new
-/// stream each time (platform notes).
+/// stream each time.
 final class ZlibDeflater: ChunkDeflater {
   /// The zlib stream, allocated once.
   private let stream: UnsafeMutablePointer<z_stream>

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import TestSupport
 import Testing
 
@@ -390,7 +392,7 @@ import Testing
     let log = try TaskLog(path: RawPath(logPath), startTime: MonotonicClock.now())
     // A log writes nothing before its start event.
     log.start(
-      version: "t", isolation: .nonisolated, jobs: 2, level: .default, engine: .zlib, cpus: 2,
+      version: "t", isolation: "nonisolated", jobs: 2, level: 6, engine: "zlib", cpus: 2,
       files: 1, bytes: Int64(data.count), chunkSize: 64 << 10)
     let tracker = TaskTracker(log: log)
     let task = tracker.create(id: 1, file: "data")

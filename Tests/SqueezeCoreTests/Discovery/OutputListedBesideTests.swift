@@ -1,4 +1,5 @@
 import Foundation
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore

@@ -1,8 +1,9 @@
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore
 
-/// Arguments map into a mirror as rsync's and cp's do (issue 11).
+/// Arguments map into a mirror as rsync's and cp's do.
 @Suite struct ArgumentMappingTests {
   @Test(arguments: [
     (argument: "a/x", destination: "x"),

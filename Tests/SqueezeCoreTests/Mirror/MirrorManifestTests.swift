@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SqueezeSystem
 import TestSupport
 import Testing
 
@@ -53,7 +54,7 @@ import Testing
   @Test func anIdentityChangesWhenAnInodeNumberIsReused() throws {
     let folder = TemporaryFolder("identity")
     let base = try FileDescriptor.open(
-      RawPath(folder.path), flags: O_RDONLY | O_DIRECTORY, symlinks: .always
+      RawPath(folder.path), flags: .folder, symlinks: .always
     ).release()
     defer { close(base) }
     let place = RelativeLocation(base: base, directory: "", name: "entry")
@@ -71,7 +72,7 @@ import Testing
   @Test func writingReplacesTheManifestAndReadingFindsIt() throws {
     let folder = TemporaryFolder("manifest-write")
     let base = try FileDescriptor.open(
-      RawPath(folder.path), flags: O_RDONLY | O_DIRECTORY, symlinks: .always
+      RawPath(folder.path), flags: .folder, symlinks: .always
     ).release()
     defer { close(base) }
     #expect(MirrorManifest.read(in: base) == .absent)

@@ -1,4 +1,6 @@
 import Glibc
+import SqueezeSystem
+import SqueezeTaskLog
 import Testing
 
 @testable import SqueezeCore

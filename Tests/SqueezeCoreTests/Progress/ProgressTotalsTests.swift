@@ -1,10 +1,11 @@
 import Foundation
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore
 @testable import TestSupport
 
-/// Progress counts this run's work (issue 11): the numbers the reporter is given come from
+/// Progress counts this run's work: the numbers the reporter is given come from
 /// the plan, which leaves up-to-date files out of the totals and counts them apart.
 @Suite(.serialized) struct ProgressTotalsTests {
   /// Plans a run of `arguments` the way ``RunCommand`` does, without running it.
@@ -20,16 +21,16 @@ import Testing
       options.mirrorsTree = true
       options.wanted = .anything
     }
-    var list = Discovery.run(
+    let list = Discovery.run(
       arguments: arguments.map { RawPath($0) }, options: options, bases: bases,
       namer: TemporaryNamer()
     ).files
-    var settings = CompressionSettings(
+    var settings = FileSettings(
       plan: OutputPlan(destination: destination, naming: .addSuffix(".gz")))
     settings.wrapsCompressedNames = mirror != nil
     settings.removesSources = removesSources
     return await RunPlan.make(
-      list: &list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
+      list: list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
   }
 
   @Test func aReRunAfterChangingOneBigFileOfManyIsMeasuredAgainstThatFileOnly() async throws {

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import SqueezeCore
+@testable import SqueezeTaskLog
 
 /// Counts how many holders are inside at once and the most there ever were.
 final class Occupancy: Sendable {
@@ -19,7 +20,7 @@ final class Occupancy: Sendable {
 @Suite struct SchedulingTests {
   @Test(arguments: [1, 2, 3, 8])
   func slotsNeverLetMoreThanTheWidthIn(width: Int) async {
-    let slots = CompressionSlots(width: width)
+    let slots = WorkSlots(width: width)
     let occupancy = Occupancy()
     await withTaskGroup(of: Void.self) { group in
       for _ in 0..<64 {
@@ -37,7 +38,7 @@ final class Occupancy: Sendable {
   }
 
   @Test func closingSlotsWakesEveryWaiterWithFalse() async {
-    let slots = CompressionSlots(width: 1)
+    let slots = WorkSlots(width: 1)
     #expect(await slots.acquire())
     async let second = slots.acquire()
     async let third = slots.acquire()
@@ -77,5 +78,23 @@ final class Occupancy: Sendable {
           running: 0, enqueued: 0, suspended: 0, alive: 0, total: 1, completed: 1, actorQueue: 0))
     #expect(tracker.counters.maxRunning.load(ordering: .relaxed) == 1)
     #expect(tracker.counters.maxEnqueued.load(ordering: .relaxed) == 1)
+  }
+
+  @Test(arguments: [
+    (isolation: Isolation.mainActor, place: SchedulingStrategy.Place.mainActor, chunks: false),
+    (isolation: .actor, place: .insideActor, chunks: false),
+    (isolation: .nonisolated, place: .fileTask, chunks: true),
+    (isolation: .detached, place: .fileTask, chunks: true),
+    (isolation: .blocking, place: .fileTask, chunks: true),
+  ])
+  func eachIsolationModeIsOneStrategy(
+    isolation: Isolation, place: SchedulingStrategy.Place, chunks: Bool
+  ) {
+    let strategy = isolation.strategy
+    #expect(strategy.place == place)
+    #expect(strategy.splitsBigFiles == chunks)
+    #expect((strategy.start == .allAtOnce) == (isolation == .detached))
+    #expect(strategy.batchesSmallFiles == (isolation == .nonisolated || isolation == .blocking))
+    #expect(strategy.blocksPoolThreads == (isolation == .blocking))
   }
 }

@@ -1,3 +1,5 @@
+import SqueezeGzip
+import SqueezeSystem
 import Testing
 
 @testable import SqueezeCore
@@ -80,7 +82,7 @@ import Testing
     let paths = (0..<1000).map { RawPath("dir\($0 % 17)/file-\($0).txt") }
     var owners = [Int](repeating: 0, count: paths.count)
     for index in 1...3 {
-      let shard = Options.Shard(index: index, count: 3)
+      let shard = Shard(index: index, count: 3)
       for (position, path) in paths.enumerated() where shard.contains(path) {
         owners[position] += 1
       }
@@ -101,15 +103,15 @@ import Testing
   ])
   func decompressedNamesFollowGzip(name: String, expected: String?) {
     #expect(
-      OutputPlan.decompressedName(of: RawPath(name), suffix: ".gz") == expected.map { RawPath($0) })
+      GzipNaming.decompressedName(of: RawPath(name), suffix: ".gz") == expected.map { RawPath($0) })
   }
 
   @Test func compressedSuffixesIgnoreLetterCaseAsGzipDoes() {
     for name in ["a.GZ", "a.Tgz", "a.Z", "a-GZ", "a_Z", "a.gz"] {
-      #expect(OutputPlan.hasCompressedSuffix(RawPath(name), suffix: ".gz"), "\(name)")
+      #expect(GzipNaming.hasCompressedSuffix(RawPath(name), suffix: ".gz"), "\(name)")
     }
-    #expect(OutputPlan.hasCompressedSuffix(RawPath("a.BAK"), suffix: ".bak"), "the -S suffix too")
-    #expect(!OutputPlan.hasCompressedSuffix(RawPath("a.gzip"), suffix: ".gz"))
-    #expect(OutputPlan.decompressedName(of: RawPath("c.txt.GZ"), suffix: ".gz") == RawPath("c.txt"))
+    #expect(GzipNaming.hasCompressedSuffix(RawPath("a.BAK"), suffix: ".bak"), "the -S suffix too")
+    #expect(!GzipNaming.hasCompressedSuffix(RawPath("a.gzip"), suffix: ".gz"))
+    #expect(GzipNaming.decompressedName(of: RawPath("c.txt.GZ"), suffix: ".gz") == RawPath("c.txt"))
   }
 }

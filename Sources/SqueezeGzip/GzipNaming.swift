@@ -1,0 +1,60 @@
+import SqueezeSystem
+
+/// gzip's rules for compressed names: which suffixes mean "compressed" (`.gz`, `.tgz`,
+/// `.taz`, `.z`, `-gz`, `-z`, `_z`, and the `-S` suffix) and what a name becomes without
+/// one (`x.gz` → `x`, `y.tgz` → `y.tar`), as gzip's `get_suffix` and `make_ofname` apply
+/// them. Discovery uses them to tell compressed files from others, planning to name
+/// outputs.
+package enum GzipNaming {
+  /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix.
+  ///
+  /// Suffixes match whatever their ASCII letter case, as gzip's (`x.GZ` becomes `x`,
+  /// `y.TGZ` becomes `y.tar`).
+  package static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
+    let bytes = name.bytes
+    // Called for every file of a restore (several times): the suffix tables are built once.
+    if !suffix.isEmpty && hasSuffixIgnoringCase(bytes, suffix.bytes) {
+      return RawPath(bytes: bytes.dropLast(suffix.count))
+    }
+    for known in strippedSuffixes where hasSuffixIgnoringCase(bytes, known) {
+      return RawPath(bytes: bytes.dropLast(known.count))
+    }
+    for tar in tarSuffixes where hasSuffixIgnoringCase(bytes, tar) {
+      return RawPath(bytes: bytes.dropLast(4) + tarExtension)
+    }
+    return nil
+  }
+
+  /// The suffixes a restore strips after the `-S` one, in gzip's order of trying them.
+  private static let strippedSuffixes = ["-gz", ".z", "-z", "_z", ".gz"].map { Array($0.utf8) }
+  /// The suffixes a restore turns into `.tar`.
+  private static let tarSuffixes = [".tgz", ".taz"].map { Array($0.utf8) }
+  private static let tarExtension = Array(".tar".utf8)
+
+  /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
+  /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
+  package static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
+    if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
+    return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
+  }
+
+  /// The suffixes gzip treats as compressed, as bytes.
+  private static let compressedSuffixes = [".gz", ".tgz", ".taz", ".z", "-gz", "-z", "_z"].map {
+    Array($0.utf8)
+  }
+
+  /// True when `bytes` ends in `suffix`, ASCII letters compared without case (gzip lowers
+  /// a name's tail before comparing suffixes); other bytes compare exactly.
+  package static func hasSuffixIgnoringCase(_ bytes: [UInt8], _ suffix: [UInt8]) -> Bool {
+    guard bytes.count >= suffix.count else { return false }
+    func lower(_ byte: UInt8) -> UInt8 {
+      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+    var index = bytes.count - suffix.count
+    for byte in suffix {
+      if lower(bytes[index]) != lower(byte) { return false }
+      index += 1
+    }
+    return true
+  }
+}

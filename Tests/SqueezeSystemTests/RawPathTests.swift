@@ -1,0 +1,71 @@
+import Testing
+
+@testable import SqueezeSystem
+
+@Suite struct RawPathTests {
+  @Test(arguments: [
+    (bytes: Array("plain.txt".utf8), shown: "plain.txt"),
+    (bytes: Array("café Übersicht.txt".utf8), shown: "café Übersicht.txt"),
+    (bytes: [0x61, 0xFF, 0x62], shown: "a\\xffb"),
+    (bytes: [0x61, 0x0A, 0x62], shown: "a\\x0ab"),
+    (bytes: Array("back\\slash".utf8), shown: "back\\\\slash"),
+    (bytes: [0xC3], shown: "\\xc3"),  // truncated sequence
+    (bytes: [0xED, 0xA0, 0x80], shown: "\\xed\\xa0\\x80"),  // a surrogate
+    (bytes: [0xC0, 0xAF], shown: "\\xc0\\xaf"),  // overlong '/'
+    (bytes: [0xF0, 0x9F, 0x98, 0x80], shown: "😀"),
+  ])
+  func displaysNamesLosslessly(bytes: [UInt8], shown: String) {
+    let path = RawPath(bytes: bytes)
+    #expect(path.displayString == shown)
+    #expect(RawPath(displayString: shown) == path)
+  }
+
+  @Test func everyByteStringRoundTripsThroughItsDisplay() {
+    var state: UInt32 = 1
+    for length in 0..<200 {
+      var bytes: [UInt8] = []
+      for _ in 0..<length {
+        state = state &* 1_103_515_245 &+ 12345
+        bytes.append(UInt8(truncatingIfNeeded: state >> 16))
+      }
+      let path = RawPath(bytes: bytes)
+      #expect(RawPath(displayString: path.displayString) == path)
+    }
+  }
+
+  @Test(arguments: [
+    (path: "a/b/c.txt", last: "c.txt", parent: "a/b"),
+    (path: "c.txt", last: "c.txt", parent: "."),
+    (path: "/c", last: "c", parent: "/"),
+    (path: "a/b/", last: "b", parent: "a"),
+    (path: "/", last: "/", parent: "/"),
+  ])
+  func splitsPathsAsDirnameAndBasenameDo(path: String, last: String, parent: String) {
+    #expect(RawPath(path).lastComponent == RawPath(last))
+    #expect(RawPath(path).parent == RawPath(parent))
+  }
+
+  @Test func slicesLongPathsBelowPathMax() {
+    let component = String(repeating: "d", count: 200)
+    let path = RawPath(Array(repeating: component, count: 60).joined(separator: "/"))
+    let slices = FileDescriptor.longPathSlices(path)
+    #expect(slices.count > 1)
+    #expect(slices.allSatisfy { $0.count < FileDescriptor.pathSliceLimit })
+    #expect(slices.map(\.displayString).joined(separator: "/") == path.displayString)
+  }
+
+  @Test(arguments: [
+    (directory: "", name: "f.gz"),
+    (directory: "a/b", name: "f.gz"),
+    (directory: "a/b/", name: "f.gz"),
+    (directory: "/", name: "f"),
+    (directory: String(repeating: "x", count: 3000), name: "long name"),
+  ])
+  func joinsCStringsAsAppendingDoes(directory: String, name: String) {
+    let joined = RawPath.withJoinedCString(RawPath(directory), RawPath(name)) { cPath in
+      String(cString: cPath)
+    }
+    #expect(joined == RawPath(directory).appending(RawPath(name)).displayString)
+    #expect(RawPath(name).withCString { String(cString: $0) } == name)
+  }
+}
