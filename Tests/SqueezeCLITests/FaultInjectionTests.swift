@@ -299,3 +299,69 @@ extension FaultInjectionTests {
     #expect(TemporaryFolder.files(in: folder.url("out")) == ["kept.txt.gz"])
   }
 }
+
+extension FaultInjectionTests {
+  /// The owner (user, group) of `path`, a link not followed.
+  static func owner(_ path: String) -> (user: UInt32, group: UInt32)? {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    return (status.st_uid, status.st_gid)
+  }
+
+  /// A mirror made as root gives each link its source link's owner (`fchownat`). When that
+  /// fails, the link is not left under its name with root as its owner, where every later run
+  /// took it for the mirrored link and kept it so.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    .enabled(if: getuid() == 0, "gives the tree another owner: needs root"),
+    arguments: [
+      FaultShim.Fault(kind: "fchown", at: 1, errno: "EIO", path: "link"),
+      FaultShim.Fault(kind: "fchown", at: 1, errno: "EPERM", path: "link"),
+    ])
+  func aMirroredLinkWhoseOwnerCannotBeSetIsNotLeftInPlace(fault: FaultShim.Fault) throws {
+    let folder = TemporaryFolder("fault-owner")
+    try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+    symlink("a.txt", folder.url("src/link"))
+    for path in ["src", "src/a.txt", "src/link"] { lchown(folder.url(path), 65534, 65534) }
+    let arguments = ["-q", "-o", "out", "src/"]
+
+    let run = try FaultShim.run(arguments, in: folder, failing: fault)
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      run.result.stderrText.contains("'out/link'")
+        && run.result.stderrText.contains("(errno \(fault.errno == "EIO" ? 5 : 1))"),
+      "\(run.result.stderrText)")
+    if let owner = Self.owner(folder.url("out/link")) {
+      #expect(owner == (65534, 65534), "a link with the wrong owner was left in the mirror")
+    }
+
+    let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link")) == "a.txt")
+    #expect(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+  }
+
+  /// A mirrored link with another owner than its source's (as a run killed between making
+  /// the link and setting its owner leaves it) is made again by the next run, not kept
+  /// because its target and times are right.
+  @Test(.enabled(if: getuid() == 0, "gives the tree another owner: needs root"))
+  func aMirroredLinkWithTheWrongOwnerIsMadeAgain() throws {
+    let folder = TemporaryFolder("owner-again")
+    try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+    symlink("a.txt", folder.url("src/link"))
+    for path in ["src", "src/a.txt", "src/link"] { lchown(folder.url(path), 65534, 65534) }
+    let arguments = ["-q", "-o", "out", "src/"]
+    let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    try #require(first.status == 0, "\(first.stderrText)")
+    try #require(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+    lchown(folder.url("out/link"), 0, 0)
+
+    let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link")) == "a.txt")
+    #expect(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+  }
+}

@@ -83,7 +83,14 @@ struct MirrorEntries {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }
-          try giveMetadata(of: link, to: location)
+          do throws(SystemError) {
+            try giveMetadata(of: link, to: location)
+          } catch {
+            // Not left under its name with the wrong owner or times: the next run would
+            // take it for the mirrored link and keep it as it is.
+            try? location.removeEntry()
+            throw error
+          }
           results.linksWritten += 1
           report.made(location, .link, target: list.target(of: link))
           if verbose {

@@ -184,6 +184,13 @@ enum OutputInspection {
       guard (try? location.symbolicLinkTarget()) == list.target(of: link) else {
         return (.stale, false)
       }
+      // A link left with another owner (its owner could not be set, or the run was killed
+      // before it was) is made again; times alone are set in place.
+      if settings.copiesOwnership
+        && (status.userID != link.userID || status.groupID != link.groupID)
+      {
+        return (.stale, false)
+      }
       return status.modificationTime == link.modificationTime ? (.upToDate, false) : (.stale, true)
     case .regular where settings.operation == .compress:
       // The output of a file that has become this link.
