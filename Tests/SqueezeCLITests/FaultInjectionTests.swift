@@ -364,4 +364,43 @@ extension FaultInjectionTests {
       try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link")) == "a.txt")
     #expect(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
   }
+
+  /// A mirror's further name of a hard-link group (`sub/hard.txt.gz`, a link of
+  /// `sub/b.txt.gz`) is judged before a re-run. Each open on the way to it fails in turn:
+  /// a name that could not be examined was taken for absent (and the run failed with
+  /// "appeared while this output was being written", the real cause lost), or for stale,
+  /// and then the hard link made under a temporary name stayed beside it, because renaming
+  /// one name of a file over another name of the same file does nothing.
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func aHardLinkThatCannotBeExaminedLeavesNoTemporaryAndNamesTheCause() throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-follower")
+      let bytes = TestData.text(2_000, seed: 4)
+      try folder.write("src/sub/b.txt", bytes)
+      link(folder.url("src/sub/b.txt"), folder.url("src/sub/hard.txt"))
+      let arguments = ["-q", "-o", "out", "src/"]
+      let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      try #require(first.status == 0, "\(first.stderrText)")
+
+      let fault = FaultShim.Fault(kind: "open", at: k, errno: "EACCES", path: "sub")
+      let run = try FaultShim.run(arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect([0, 1].contains(run.result.status), "\(fault): \(run.result.stderrText)")
+      if run.result.status == 1 {
+        #expect(
+          run.result.stderrText.split(separator: "\n").allSatisfy {
+            !$0.hasPrefix("squeeze:") || $0.contains("(errno 13)")
+          }, "\(fault): \(run.result.stderrText)")
+      }
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      #expect(try SystemGzip.decompress(folder.url("out/sub/hard.txt.gz")) == bytes)
+      #expect(try SystemGzip.decompress(folder.url("out/sub/b.txt.gz")) == bytes)
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      k += 1
+    }
+    #expect(k > 3, "the re-run opened fewer than 3 paths with 'sub' in them")
+  }
 }

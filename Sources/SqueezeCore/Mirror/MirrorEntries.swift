@@ -262,6 +262,10 @@ struct MirrorEntries {
       try? temporary.remove()
       throw error
     }
+    // rename(2) does nothing, and succeeds, when both names are links of one file: the
+    // target already was the group's output (judged stale when it could not be examined),
+    // and the temporary name is still there.
+    try? temporary.remove()
   }
 
   /// Completes held outputs and links: each takes its folder's place if the folder is empty

@@ -220,7 +220,16 @@ enum OutputInspection {
     let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
     let leaderTarget = settings.plan.target(
       named: leaderName, of: leaderFile, in: list, bases: bases)
-    guard let status = try? target.entryStatus() else { return .absent }
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try target.entryStatus()
+    } catch  where error.code == ENOENT {
+      return .absent
+    } catch {
+      // Could not be examined: linking meets the error again and reports it, or, when it
+      // is gone, makes the link.
+      return .stale
+    }
     switch status.kind {
     case .regular:
       if let leader = try? leaderTarget.entryStatus(), leader.isSameFile(as: status) {
