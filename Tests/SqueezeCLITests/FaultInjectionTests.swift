@@ -46,9 +46,9 @@ enum FaultShim {
   }
 
   /// A failing call: the `at`-th call of `kind` (the shim's kinds: open, read, write, sync,
-  /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink) fails
-  /// with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the `at`-th of those on a
-  /// path that contains it.
+  /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink, stat,
+  /// readlink) fails with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the
+  /// `at`-th of those on a path that contains it.
   struct Fault: CustomTestStringConvertible, Sendable {
     var kind: String
     var at: Int
@@ -71,7 +71,7 @@ enum FaultShim {
   /// The shim's kinds, in the order of its counts file.
   static let kinds = [
     "open", "read", "write", "sync", "rename", "link", "unlink", "mkdir", "fchmod", "fchown",
-    "utimens", "getdents", "close", "symlink",
+    "utimens", "getdents", "close", "symlink", "stat", "readlink",
   ]
 
   /// Runs squeeze with `arguments` in `folder`, failing `fault` (or counting only).

@@ -25,10 +25,14 @@
 //                       a tab and its path as given (a descriptor's read from /proc/self/fd);
 //                       the sweep's --coverage compares it with strace's view of the run
 //
-// What counts: calls on files and folders. A call that names a path counts unless the path
-// is under /proc, /sys or /dev (the runtime's and the kernel's own files); a call on a
-// descriptor counts only when the descriptor is a regular file or a folder, so the pipes,
-// eventfds and terminals Dispatch and the standard descriptors use are never failed.
+// What counts: calls on files, folders and links. A call that names a path counts unless
+// the path is under /proc, /sys or /dev (the runtime's and the kernel's own files); a call
+// on a descriptor counts only when the descriptor has such a path, so the pipes, eventfds
+// and terminals Dispatch and the standard descriptors use are never failed. The kinds:
+// open (open, openat, creat, openat2), read (read, pread, readv, preadv), write, sync
+// (fsync, fdatasync, syncfs), rename, link, unlink (unlink, unlinkat, rmdir), mkdir,
+// fchmod, fchown, utimens, getdents, close, symlink, stat (stat, lstat, fstat, fstatat,
+// statx) and readlink.
 // squeeze makes openat2, renameat2, syncfs and getdents64 through syscall(2), which is
 // wrapped too. A failed call does nothing and returns -1 with errno, except close, which
 // (as Linux's does, whatever it reports) always releases the descriptor.
@@ -44,7 +48,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -52,11 +55,11 @@
 
 enum kind {
   K_OPEN, K_READ, K_WRITE, K_SYNC, K_RENAME, K_LINK, K_UNLINK, K_MKDIR, K_FCHMOD,
-  K_FCHOWN, K_UTIMENS, K_GETDENTS, K_CLOSE, K_SYMLINK, K_COUNT
+  K_FCHOWN, K_UTIMENS, K_GETDENTS, K_CLOSE, K_SYMLINK, K_STAT, K_READLINK, K_COUNT
 };
 static const char *const kinds[K_COUNT] = {
   "open", "read", "write", "sync", "rename", "link", "unlink", "mkdir", "fchmod",
-  "fchown", "utimens", "getdents", "close", "symlink",
+  "fchown", "utimens", "getdents", "close", "symlink", "stat", "readlink",
 };
 static const struct { const char *name; int code; } errnos[] = {
   {"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EACCES", EACCES},
@@ -190,26 +193,19 @@ static int is_system_path(const char *path) {
          strcmp(path, "/dev") == 0;
 }
 
-// True when `fd` is a regular file, a folder or a link (squeeze opens links with O_PATH to
-// look at them), and not of the kernel's own file systems (proc, sysfs, cgroup: the runtime
-// reads /proc/self/maps, squeeze its cgroup's CPU quota). fstat and fstatfs by the raw
-// call: never counted.
+// True when `fd` is a file, folder or link with a path (its /proc/self/fd entry names one)
+// outside the kernel's own file systems: pipes, sockets, eventfds and terminals are not
+// (Dispatch's and the standard descriptors), nor /proc, /sys and /dev (the runtime reads
+// /proc/self/maps, squeeze its cgroup's CPU quota). Read by a raw readlink, which is not
+// counted, and is no call on the tree: strace's view of the tree (the sweep's --coverage)
+// holds squeeze's calls only.
 static int is_file_descriptor(int fd) {
-  struct stat status;
-  if (real_syscall()(SYS_fstat, fd, &status) != 0) return 0;
-  if (!S_ISREG(status.st_mode) && !S_ISDIR(status.st_mode) && !S_ISLNK(status.st_mode))
-    return 0;
-  struct statfs system;
-  if (real_syscall()(SYS_fstatfs, fd, &system) != 0) return 0;
-  switch ((unsigned long)system.f_type) {
-    case 0x9fa0:      // PROC_SUPER_MAGIC
-    case 0x62656572:  // SYSFS_MAGIC
-    case 0x27e0eb:    // CGROUP_SUPER_MAGIC
-    case 0x63677270:  // CGROUP2_SUPER_MAGIC
-      return 0;
-    default:
-      return 1;
-  }
+  char link[64], target[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  long length = real_syscall()(SYS_readlink, link, target, sizeof target - 1);
+  if (length <= 0) return 0;
+  target[length] = 0;
+  return target[0] == '/' && !is_system_path(target) && strncmp(target, "/memfd:", 7) != 0;
 }
 
 static int fails_path(enum kind kind, const char *path) {
@@ -483,6 +479,68 @@ int close(int fd) {
   return result;
 }
 
+// stat, lstat, fstatat and statx, and their 64 names (glibc exports both). A path-less
+// fstatat or statx (AT_EMPTY_PATH) is on the descriptor.
+int stat(const char *path, struct stat *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(stat)(path, status);
+}
+
+int stat64(const char *path, struct stat64 *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(stat64)(path, status);
+}
+
+int lstat(const char *path, struct stat *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(lstat)(path, status);
+}
+
+int lstat64(const char *path, struct stat64 *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(lstat64)(path, status);
+}
+
+int fstat(int fd, struct stat *status) {
+  if (fails_descriptor(K_STAT, fd)) FAIL(-1);
+  return REAL(fstat)(fd, status);
+}
+
+int fstat64(int fd, struct stat64 *status) {
+  if (fails_descriptor(K_STAT, fd)) FAIL(-1);
+  return REAL(fstat64)(fd, status);
+}
+
+static int stat_fails(int dirfd, const char *path, int flags) {
+  if ((flags & AT_EMPTY_PATH) && path && !*path) return fails_descriptor(K_STAT, dirfd);
+  return fails_path(K_STAT, path);
+}
+
+int fstatat(int dirfd, const char *path, struct stat *status, int flags) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(fstatat)(dirfd, path, status, flags);
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *status, int flags) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(fstatat64)(dirfd, path, status, flags);
+}
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *status) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(statx)(dirfd, path, flags, mask, status);
+}
+
+ssize_t readlink(const char *path, char *buffer, size_t size) {
+  if (fails_path(K_READLINK, path)) FAIL(-1);
+  return REAL(readlink)(path, buffer, size);
+}
+
+ssize_t readlinkat(int dirfd, const char *path, char *buffer, size_t size) {
+  if (fails_path(K_READLINK, path)) FAIL(-1);
+  return REAL(readlinkat)(dirfd, path, buffer, size);
+}
+
 // squeeze reaches openat2, renameat2, syncfs and getdents64 through syscall(2).
 long syscall(long number, ...) {
   va_list list;
@@ -504,6 +562,9 @@ long syscall(long number, ...) {
     case SYS_unlinkat: fails = fails_path(K_UNLINK, (const char *)b); break;
     case SYS_mkdirat: fails = fails_path(K_MKDIR, (const char *)b); break;
     case SYS_symlinkat: fails = fails_path(K_SYMLINK, (const char *)c); break;
+    case SYS_newfstatat:
+    case SYS_statx: fails = stat_fails((int)a, (const char *)b, (int)(number == SYS_statx ? c : d)); break;
+    case SYS_readlinkat: fails = fails_path(K_READLINK, (const char *)b); break;
     default: break;
   }
   if (fails) FAIL(-1);
