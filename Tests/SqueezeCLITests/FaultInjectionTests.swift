@@ -404,3 +404,56 @@ extension FaultInjectionTests {
     #expect(k > 3, "the re-run opened fewer than 3 paths with 'sub' in them")
   }
 }
+
+extension FaultInjectionTests {
+  /// A mode whose syncs are failed in turn.
+  struct SyncMode: CustomTestStringConvertible, Sendable {
+    var name: String
+    var arguments: [String]
+    var testDescription: String { name }
+  }
+
+  /// Each `syncfs` of a run fails in turn (EIO): every one fails the run with its cause.
+  /// The last commits of a run (the publisher's after its last renames, a mirror's after
+  /// its links, folders and manifest) and the one `--delete` makes before it removes
+  /// anything were made and their failure ignored: the run ended with 0, and `--delete`
+  /// went on to remove entries after a sync that had failed.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      SyncMode(name: "beside", arguments: ["-q", "src"]),
+      SyncMode(name: "mirror", arguments: ["-q", "-o", "out", "src/"]),
+      SyncMode(name: "delete", arguments: ["-q", "--delete", "-o", "out", "src/"]),
+    ])
+  func everyFailedSyncFailsTheRun(mode: SyncMode) throws {
+    var k = 1
+    var skippedDeletions = 0
+    while true {
+      let folder = TemporaryFolder("fault-sync-\(mode.name)")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      try folder.write("src/sub/b.txt", TestData.text(2_000, seed: 2))
+      if mode.name == "delete" {
+        try folder.write("src/gone.txt", TestData.text(1_000, seed: 3))
+        let first = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+        try #require(first.status == 0, "\(first.stderrText)")
+        unlink(folder.url("src/gone.txt"))
+        try folder.write("src/new.txt", TestData.text(1_500, seed: 4))
+      }
+      let fault = FaultShim.Fault(kind: "sync", at: k, errno: "EIO")
+      let run = try FaultShim.run(mode.arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect(run.result.status == 1, "\(fault): \(run.result.stderrText)")
+      #expect(run.result.stderrText.contains("(errno 5)"), "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      if run.result.stderrText.contains("deletions skipped: cannot sync 'out' to disk") {
+        skippedDeletions += 1
+        #expect(FileManager.default.fileExists(atPath: folder.url("out/gone.txt.gz")))
+      }
+      let again = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      k += 1
+    }
+    #expect(k > 2, "the run made fewer than 2 syncs")
+    #expect(skippedDeletions == (mode.name == "delete" ? 1 : 0))
+  }
+}

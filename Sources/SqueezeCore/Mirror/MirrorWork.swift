@@ -121,9 +121,15 @@ struct MirrorWork {
         results.deletionsSkipped = true
         report.lines.append(
           "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
+      } else if squeeze_syncfs(base) != 0 {
+        // What this run wrote must be on disk before anything is removed; when that cannot
+        // be made sure of, nothing is.
+        let error = SystemError.current
+        results.deletionsSkipped = true
+        report.lines.append(
+          "squeeze: deletions skipped: cannot sync '\(settings.plan.mirrorDisplay("").displayString)' to disk: \(error)"
+        )
       } else {
-        // What this run wrote is on disk before anything is removed.
-        _ = squeeze_syncfs(base)
         if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
@@ -154,7 +160,14 @@ struct MirrorWork {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
-    _ = squeeze_syncfs(base)
+    // The links, folders' metadata and manifest written above are on disk when the run
+    // ends, or the run fails.
+    if squeeze_syncfs(base) != 0 {
+      let failure = DiscoveryFailure(
+        path: settings.plan.mirrorDisplay(""), cause: "cannot sync to disk: \(SystemError.current)")
+      results.entryFailures.append(failure)
+      report.lines.append("squeeze: \(failure)")
+    }
     return report.lines
   }
 }

@@ -106,6 +106,8 @@ actor ParallelCompressor {
   private var results = RunResults()
   /// Read-only file systems met so far, each reported once.
   private var readOnly = ReadOnlyFileSystems()
+  /// The output of the file done last, named if the run's last commit fails.
+  private var lastPublished: MessagePath? = nil
   /// Finished files' outcomes on their way to ``results``.
   nonisolated let outcomes = OutcomeChannel()
 
@@ -206,10 +208,21 @@ actor ParallelCompressor {
       await runBounded(order)
     }
     // Every output is published (or removed) and its outcome posted.
-    await publisher.shutdown()
+    let lastCommit = await publisher.shutdown()
     outcomes.finish()
     await recorded
+    if let lastCommit { await failLastCommit(lastCommit) }
     return await finish()
+  }
+
+  /// The last commit of the run's renames failed: the outputs published last may not be on
+  /// disk under their names, so the run fails, naming the last of them.
+  private func failLastCommit(_ error: SystemError) {
+    let failure = DiscoveryFailure(
+      path: lastPublished?.path ?? "",
+      cause: "cannot sync the last outputs' names to disk: \(error)")
+    results.entryFailures.append(failure)
+    feed.message("squeeze: \(failure)")
   }
 
   /// Records the files the plan found current (``FileOutcome/alreadyCurrent``) in one
@@ -513,6 +526,7 @@ actor ParallelCompressor {
     switch outcome {
     case .done(let bytesIn, let bytesOut, let output, let removal, let held):
       if let held { results.held.append((index, held)) }
+      lastPublished = output
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
