@@ -457,3 +457,41 @@ extension FaultInjectionTests {
     #expect(skippedDeletions == (mode.name == "delete" ? 1 : 0))
   }
 }
+
+extension FaultInjectionTests {
+  /// Before a re-run each mirrored link is examined (`fstatat`, `readlinkat`). Each of those
+  /// calls fails in turn: a link that could not be examined was taken for absent, and
+  /// making it again met the link there (`EEXIST`): the run failed with "'out/link' appeared
+  /// while this output was being written", the real cause lost.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: ["stat", "readlink"])
+  func aLinkThatCannotBeExaminedIsMadeAgainOrFailsWithItsCause(kind: String) throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-examine")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      symlink("a.txt", folder.url("src/link"))
+      let arguments = ["-q", "-o", "out", "src/"]
+      let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      try #require(first.status == 0, "\(first.stderrText)")
+
+      let fault = FaultShim.Fault(kind: kind, at: k, errno: "EACCES", path: "link")
+      let run = try FaultShim.run(arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect([0, 1].contains(run.result.status), "\(fault): \(run.result.stderrText)")
+      #expect(
+        run.result.stderrText.split(separator: "\n").allSatisfy {
+          !$0.hasPrefix("squeeze:") || $0.contains("(errno 13)")
+        }, "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      #expect(
+        try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link"))
+          == "a.txt")
+      k += 1
+    }
+    #expect(k > 1, "the re-run made no \(kind) call on the link")
+  }
+}

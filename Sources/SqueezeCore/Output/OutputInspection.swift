@@ -178,7 +178,17 @@ enum OutputInspection {
     at location: RelativeLocation, link: FileList.Link, list: FileList,
     settings: CompressionSettings
   ) -> (ExistingOutput, retimeOnly: Bool) {
-    guard let status = try? location.entryStatus() else { return (.absent, false) }
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try location.entryStatus()
+    } catch  where error.code == ENOENT {
+      return (.absent, false)
+    } catch {
+      // Could not be examined: as an output that cannot be read, it is replaced (making the
+      // link meets a lasting error again and reports it), never taken for absent and then
+      // found in the way.
+      return (.stale, false)
+    }
     switch status.kind {
     case .symbolicLink:
       guard (try? location.symbolicLinkTarget()) == list.target(of: link) else {
