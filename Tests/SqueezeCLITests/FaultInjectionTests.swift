@@ -495,3 +495,44 @@ extension FaultInjectionTests {
     #expect(k > 1, "the re-run made no \(kind) call on the link")
   }
 }
+
+extension FaultInjectionTests {
+  /// `--delete` refuses a mirror that `--rm -o` made an archive of (its marker says so).
+  /// When the marker cannot be examined (`fstatat` fails), the run stops with the cause:
+  /// it took the marker for absent and pruned the archive, deleting the only copies of the
+  /// files whose originals `--rm` had removed.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      FaultShim.Fault(kind: "stat", at: 1, errno: "EIO", path: ".squeeze-archive"),
+      FaultShim.Fault(kind: "stat", at: 1, errno: "EACCES", path: ".squeeze-archive"),
+      FaultShim.Fault(kind: "stat", at: 1, errno: "ENOMEM", path: ".squeeze-archive"),
+    ])
+  func anArchiveWhoseMarkerCannotBeExaminedIsNeverPruned(fault: FaultShim.Fault) throws {
+    let folder = TemporaryFolder("fault-archive")
+    let bytes = TestData.text(2_000, seed: 5)
+    try folder.write("S/a.log", bytes)
+    let archived = try SqueezeBinary.run(
+      ["-q", "--rm", "-o", "M", "S/"], currentDirectory: folder.path)
+    try #require(archived.status == 0, "\(archived.stderrText)")
+    try #require(!FileManager.default.fileExists(atPath: folder.url("S/a.log")))
+    // --delete keeps what changed since its run started, on the coarse clock file times are
+    // stamped with: the run starts a tick after the output was made, so only the marker
+    // stands between the output and its deletion.
+    var status = stat()
+    try #require(lstat(folder.url("M/a.log.gz"), &status) == 0)
+    var now = timespec()
+    repeat {
+      usleep(1_000)
+      clock_gettime(CLOCK_REALTIME_COARSE, &now)
+    } while (now.tv_sec, now.tv_nsec) <= (status.st_ctim.tv_sec, status.st_ctim.tv_nsec)
+
+    let run = try FaultShim.run(["-q", "--delete", "-o", "M", "S/"], in: folder, failing: fault)
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      run.result.stderrText.contains("cannot examine 'M/.squeeze-archive'")
+        && run.result.stderrText.contains("(errno "), "\(run.result.stderrText)")
+    #expect(try SystemGzip.decompress(folder.url("M/a.log.gz")) == bytes, "the only copy")
+  }
+}

@@ -142,9 +142,18 @@ final class RunSetup {
   /// - Returns: why the run must stop, or nil.
   func archiveCheck(_ options: Options) -> String? {
     guard let mirrorBase, let output = options.output else { return nil }
-    if options.deletes && ArchiveMarker.isPresent(in: mirrorBase) {
-      return
-        "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
+    let marker = output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString
+    if options.deletes {
+      do throws(SystemError) {
+        if try ArchiveMarker.isPresent(in: mirrorBase) {
+          return
+            "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(marker)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
+        }
+      } catch {
+        // Pruning an archive would remove the only copies of files: not knowing is a no.
+        return
+          "cannot tell whether '\(output.displayString)' is an archive: cannot examine '\(marker)': \(error); nothing was done"
+      }
     }
     if options.removeSources && settings.operation == .compress && !options.dryRun {
       do {
