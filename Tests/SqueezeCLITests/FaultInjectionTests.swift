@@ -187,10 +187,13 @@ enum FaultShim {
     #expect(result.status == 0, "\(result.stdoutText)\(result.stderrText)")
     let summary = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
     #expect(summary.contains(", 0 invariant failures"), "\(result.stdoutText)")
-    // Every point reached the call it was to fail: "8 injected runs (8 reached their call)".
+    // The points reached the calls they were to fail: "8 injected runs (8 reached their
+    // call)". All but the last sync: how many syncs a run makes depends on how the publisher
+    // batches files (it waits up to a millisecond for more), so on a busy machine the
+    // injected run may make one sync fewer than the run that counted them.
     let numbers = summary.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
     try #require(numbers.count >= 3, "\(summary)")
-    #expect(numbers[1] >= 8 && numbers[2] == numbers[1], "\(summary)")
+    #expect(numbers[1] >= 8 && numbers[2] >= numbers[1] - 1, "\(summary)")
   }
 
   /// The sweep is not blind: a squeeze that truncates one of its outputs after every run
