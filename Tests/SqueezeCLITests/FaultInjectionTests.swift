@@ -46,9 +46,9 @@ enum FaultShim {
   }
 
   /// A failing call: the `at`-th call of `kind` (the shim's kinds: open, read, write, sync,
-  /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink) fails
-  /// with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the `at`-th of those on a
-  /// path that contains it.
+  /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink, stat,
+  /// readlink) fails with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the
+  /// `at`-th of those on a path that contains it.
   struct Fault: CustomTestStringConvertible, Sendable {
     var kind: String
     var at: Int
@@ -71,7 +71,7 @@ enum FaultShim {
   /// The shim's kinds, in the order of its counts file.
   static let kinds = [
     "open", "read", "write", "sync", "rename", "link", "unlink", "mkdir", "fchmod", "fchown",
-    "utimens", "getdents", "close", "symlink",
+    "utimens", "getdents", "close", "symlink", "stat", "readlink",
   ]
 
   /// Runs squeeze with `arguments` in `folder`, failing `fault` (or counting only).
@@ -187,10 +187,13 @@ enum FaultShim {
     #expect(result.status == 0, "\(result.stdoutText)\(result.stderrText)")
     let summary = result.stdoutText.split(separator: "\n").last.map(String.init) ?? ""
     #expect(summary.contains(", 0 invariant failures"), "\(result.stdoutText)")
-    // Every point reached the call it was to fail: "8 injected runs (8 reached their call)".
+    // The points reached the calls they were to fail: "8 injected runs (8 reached their
+    // call)". All but the last sync: how many syncs a run makes depends on how the publisher
+    // batches files (it waits up to a millisecond for more), so on a busy machine the
+    // injected run may make one sync fewer than the run that counted them.
     let numbers = summary.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
     try #require(numbers.count >= 3, "\(summary)")
-    #expect(numbers[1] >= 8 && numbers[2] == numbers[1], "\(summary)")
+    #expect(numbers[1] >= 8 && numbers[2] >= numbers[1] - 1, "\(summary)")
   }
 
   /// The sweep is not blind: a squeeze that truncates one of its outputs after every run
@@ -297,5 +300,242 @@ extension FaultInjectionTests {
     let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
     #expect(again.status == 0, "\(again.stderrText)")
     #expect(TemporaryFolder.files(in: folder.url("out")) == ["kept.txt.gz"])
+  }
+}
+
+extension FaultInjectionTests {
+  /// The owner (user, group) of `path`, a link not followed.
+  static func owner(_ path: String) -> (user: UInt32, group: UInt32)? {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return nil }
+    return (status.st_uid, status.st_gid)
+  }
+
+  /// A mirror made as root gives each link its source link's owner (`fchownat`). When that
+  /// fails, the link is not left under its name with root as its owner, where every later run
+  /// took it for the mirrored link and kept it so.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    .enabled(if: getuid() == 0, "gives the tree another owner: needs root"),
+    arguments: [
+      FaultShim.Fault(kind: "fchown", at: 1, errno: "EIO", path: "link"),
+      FaultShim.Fault(kind: "fchown", at: 1, errno: "EPERM", path: "link"),
+    ])
+  func aMirroredLinkWhoseOwnerCannotBeSetIsNotLeftInPlace(fault: FaultShim.Fault) throws {
+    let folder = TemporaryFolder("fault-owner")
+    try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+    symlink("a.txt", folder.url("src/link"))
+    for path in ["src", "src/a.txt", "src/link"] { lchown(folder.url(path), 65534, 65534) }
+    let arguments = ["-q", "-o", "out", "src/"]
+
+    let run = try FaultShim.run(arguments, in: folder, failing: fault)
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      run.result.stderrText.contains("'out/link'")
+        && run.result.stderrText.contains("(errno \(fault.errno == "EIO" ? 5 : 1))"),
+      "\(run.result.stderrText)")
+    if let owner = Self.owner(folder.url("out/link")) {
+      #expect(owner == (65534, 65534), "a link with the wrong owner was left in the mirror")
+    }
+
+    let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link")) == "a.txt")
+    #expect(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+  }
+
+  /// A mirrored link with another owner than its source's (as a run killed between making
+  /// the link and setting its owner leaves it) is made again by the next run, not kept
+  /// because its target and times are right.
+  @Test(.enabled(if: getuid() == 0, "gives the tree another owner: needs root"))
+  func aMirroredLinkWithTheWrongOwnerIsMadeAgain() throws {
+    let folder = TemporaryFolder("owner-again")
+    try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+    symlink("a.txt", folder.url("src/link"))
+    for path in ["src", "src/a.txt", "src/link"] { lchown(folder.url(path), 65534, 65534) }
+    let arguments = ["-q", "-o", "out", "src/"]
+    let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    try #require(first.status == 0, "\(first.stderrText)")
+    try #require(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+    lchown(folder.url("out/link"), 0, 0)
+
+    let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link")) == "a.txt")
+    #expect(Self.owner(folder.url("out/link")).map { $0 == (65534, 65534) } == true)
+  }
+
+  /// A mirror's further name of a hard-link group (`sub/hard.txt.gz`, a link of
+  /// `sub/b.txt.gz`) is judged before a re-run. Each open on the way to it fails in turn:
+  /// a name that could not be examined was taken for absent (and the run failed with
+  /// "appeared while this output was being written", the real cause lost), or for stale,
+  /// and then the hard link made under a temporary name stayed beside it, because renaming
+  /// one name of a file over another name of the same file does nothing.
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func aHardLinkThatCannotBeExaminedLeavesNoTemporaryAndNamesTheCause() throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-follower")
+      let bytes = TestData.text(2_000, seed: 4)
+      try folder.write("src/sub/b.txt", bytes)
+      link(folder.url("src/sub/b.txt"), folder.url("src/sub/hard.txt"))
+      let arguments = ["-q", "-o", "out", "src/"]
+      let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      try #require(first.status == 0, "\(first.stderrText)")
+
+      let fault = FaultShim.Fault(kind: "open", at: k, errno: "EACCES", path: "sub")
+      let run = try FaultShim.run(arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect([0, 1].contains(run.result.status), "\(fault): \(run.result.stderrText)")
+      if run.result.status == 1 {
+        #expect(
+          run.result.stderrText.split(separator: "\n").allSatisfy {
+            !$0.hasPrefix("squeeze:") || $0.contains("(errno 13)")
+          }, "\(fault): \(run.result.stderrText)")
+      }
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      #expect(try SystemGzip.decompress(folder.url("out/sub/hard.txt.gz")) == bytes)
+      #expect(try SystemGzip.decompress(folder.url("out/sub/b.txt.gz")) == bytes)
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      k += 1
+    }
+    #expect(k > 3, "the re-run opened fewer than 3 paths with 'sub' in them")
+  }
+}
+
+extension FaultInjectionTests {
+  /// A mode whose syncs are failed in turn.
+  struct SyncMode: CustomTestStringConvertible, Sendable {
+    var name: String
+    var arguments: [String]
+    var testDescription: String { name }
+  }
+
+  /// Each `syncfs` of a run fails in turn (EIO): every one fails the run with its cause.
+  /// The last commits of a run (the publisher's after its last renames, a mirror's after
+  /// its links, folders and manifest) and the one `--delete` makes before it removes
+  /// anything were made and their failure ignored: the run ended with 0, and `--delete`
+  /// went on to remove entries after a sync that had failed.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      SyncMode(name: "beside", arguments: ["-q", "src"]),
+      SyncMode(name: "mirror", arguments: ["-q", "-o", "out", "src/"]),
+      SyncMode(name: "delete", arguments: ["-q", "--delete", "-o", "out", "src/"]),
+    ])
+  func everyFailedSyncFailsTheRun(mode: SyncMode) throws {
+    var k = 1
+    var skippedDeletions = 0
+    while true {
+      let folder = TemporaryFolder("fault-sync-\(mode.name)")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      try folder.write("src/sub/b.txt", TestData.text(2_000, seed: 2))
+      if mode.name == "delete" {
+        try folder.write("src/gone.txt", TestData.text(1_000, seed: 3))
+        let first = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+        try #require(first.status == 0, "\(first.stderrText)")
+        unlink(folder.url("src/gone.txt"))
+        try folder.write("src/new.txt", TestData.text(1_500, seed: 4))
+      }
+      let fault = FaultShim.Fault(kind: "sync", at: k, errno: "EIO")
+      let run = try FaultShim.run(mode.arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect(run.result.status == 1, "\(fault): \(run.result.stderrText)")
+      #expect(run.result.stderrText.contains("(errno 5)"), "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      if run.result.stderrText.contains("deletions skipped: cannot sync 'out' to disk") {
+        skippedDeletions += 1
+        #expect(FileManager.default.fileExists(atPath: folder.url("out/gone.txt.gz")))
+      }
+      let again = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      k += 1
+    }
+    #expect(k > 2, "the run made fewer than 2 syncs")
+    #expect(skippedDeletions == (mode.name == "delete" ? 1 : 0))
+  }
+}
+
+extension FaultInjectionTests {
+  /// Before a re-run each mirrored link is examined (`fstatat`, `readlinkat`). Each of those
+  /// calls fails in turn: a link that could not be examined was taken for absent, and
+  /// making it again met the link there (`EEXIST`): the run failed with "'out/link' appeared
+  /// while this output was being written", the real cause lost.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: ["stat", "readlink"])
+  func aLinkThatCannotBeExaminedIsMadeAgainOrFailsWithItsCause(kind: String) throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-examine")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      symlink("a.txt", folder.url("src/link"))
+      let arguments = ["-q", "-o", "out", "src/"]
+      let first = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      try #require(first.status == 0, "\(first.stderrText)")
+
+      let fault = FaultShim.Fault(kind: kind, at: k, errno: "EACCES", path: "link")
+      let run = try FaultShim.run(arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect([0, 1].contains(run.result.status), "\(fault): \(run.result.stderrText)")
+      #expect(
+        run.result.stderrText.split(separator: "\n").allSatisfy {
+          !$0.hasPrefix("squeeze:") || $0.contains("(errno 13)")
+        }, "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      #expect(
+        try FileManager.default.destinationOfSymbolicLink(atPath: folder.url("out/link"))
+          == "a.txt")
+      k += 1
+    }
+    #expect(k > 1, "the re-run made no \(kind) call on the link")
+  }
+}
+
+extension FaultInjectionTests {
+  /// `--delete` refuses a mirror that `--rm -o` made an archive of (its marker says so).
+  /// When the marker cannot be examined (`fstatat` fails), the run stops with the cause:
+  /// it took the marker for absent and pruned the archive, deleting the only copies of the
+  /// files whose originals `--rm` had removed.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      FaultShim.Fault(kind: "stat", at: 1, errno: "EIO", path: ".squeeze-archive"),
+      FaultShim.Fault(kind: "stat", at: 1, errno: "EACCES", path: ".squeeze-archive"),
+      FaultShim.Fault(kind: "stat", at: 1, errno: "ENOMEM", path: ".squeeze-archive"),
+    ])
+  func anArchiveWhoseMarkerCannotBeExaminedIsNeverPruned(fault: FaultShim.Fault) throws {
+    let folder = TemporaryFolder("fault-archive")
+    let bytes = TestData.text(2_000, seed: 5)
+    try folder.write("S/a.log", bytes)
+    let archived = try SqueezeBinary.run(
+      ["-q", "--rm", "-o", "M", "S/"], currentDirectory: folder.path)
+    try #require(archived.status == 0, "\(archived.stderrText)")
+    try #require(!FileManager.default.fileExists(atPath: folder.url("S/a.log")))
+    // --delete keeps what changed since its run started, on the coarse clock file times are
+    // stamped with: the run starts a tick after the output was made, so only the marker
+    // stands between the output and its deletion.
+    var status = stat()
+    try #require(lstat(folder.url("M/a.log.gz"), &status) == 0)
+    var now = timespec()
+    repeat {
+      usleep(1_000)
+      clock_gettime(CLOCK_REALTIME_COARSE, &now)
+    } while (now.tv_sec, now.tv_nsec) <= (status.st_ctim.tv_sec, status.st_ctim.tv_nsec)
+
+    let run = try FaultShim.run(["-q", "--delete", "-o", "M", "S/"], in: folder, failing: fault)
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      run.result.stderrText.contains("cannot examine 'M/.squeeze-archive'")
+        && run.result.stderrText.contains("(errno "), "\(run.result.stderrText)")
+    #expect(try SystemGzip.decompress(folder.url("M/a.log.gz")) == bytes, "the only copy")
   }
 }

@@ -21,11 +21,18 @@
 // SQUEEZE_FAULT_REPORT  a file the failed call is described in, one line: its kind, its
 //                       number, the errno and the path it was on (a descriptor's path is
 //                       read from /proc/self/fd)
+// SQUEEZE_FAULT_LOG     a file every counted call is appended to, one line each: its kind,
+//                       a tab and its path as given (a descriptor's read from /proc/self/fd);
+//                       the sweep's --coverage compares it with strace's view of the run
 //
-// What counts: calls on files and folders. A call that names a path counts unless the path
-// is under /proc, /sys or /dev (the runtime's and the kernel's own files); a call on a
-// descriptor counts only when the descriptor is a regular file or a folder, so the pipes,
-// eventfds and terminals Dispatch and the standard descriptors use are never failed.
+// What counts: calls on files, folders and links. A call that names a path counts unless
+// the path is under /proc, /sys or /dev (the runtime's and the kernel's own files); a call
+// on a descriptor counts only when the descriptor has such a path, so the pipes, eventfds
+// and terminals Dispatch and the standard descriptors use are never failed. The kinds:
+// open (open, openat, creat, openat2), read (read, pread, readv, preadv), write, sync
+// (fsync, fdatasync, syncfs), rename, link, unlink (unlink, unlinkat, rmdir), mkdir,
+// fchmod, fchown, utimens, getdents, close, symlink, stat (stat, lstat, fstat, fstatat,
+// statx) and readlink.
 // squeeze makes openat2, renameat2, syncfs and getdents64 through syscall(2), which is
 // wrapped too. A failed call does nothing and returns -1 with errno, except close, which
 // (as Linux's does, whatever it reports) always releases the descriptor.
@@ -41,17 +48,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 enum kind {
   K_OPEN, K_READ, K_WRITE, K_SYNC, K_RENAME, K_LINK, K_UNLINK, K_MKDIR, K_FCHMOD,
-  K_FCHOWN, K_UTIMENS, K_GETDENTS, K_CLOSE, K_SYMLINK, K_COUNT
+  K_FCHOWN, K_UTIMENS, K_GETDENTS, K_CLOSE, K_SYMLINK, K_STAT, K_READLINK, K_COUNT
 };
 static const char *const kinds[K_COUNT] = {
   "open", "read", "write", "sync", "rename", "link", "unlink", "mkdir", "fchmod",
-  "fchown", "utimens", "getdents", "close", "symlink",
+  "fchown", "utimens", "getdents", "close", "symlink", "stat", "readlink",
 };
 static const struct { const char *name; int code; } errnos[] = {
   {"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EACCES", EACCES},
@@ -66,6 +74,7 @@ static uint64_t fail_at;
 static int fail_errno = EIO;
 static const char *fail_path;
 static uint64_t path_matches;  // calls of the failing kind on a path with `fail_path`
+static int log_fd = -1;        // SQUEEZE_FAULT_LOG, opened for appending; -1 when unset
 
 static long (*real_syscall_pointer)(long, ...);
 
@@ -92,6 +101,10 @@ __attribute__((constructor)) static void setup(void) {
       real_syscall()(SYS_close, fd);
     }
   }
+  const char *log = getenv("SQUEEZE_FAULT_LOG");
+  if (log && *log)
+    log_fd = (int)real_syscall()(SYS_openat, AT_FDCWD, log,
+                                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const char *kind = getenv("SQUEEZE_FAULT_KIND");
   const char *at = getenv("SQUEEZE_FAULT_AT");
   const char *code = getenv("SQUEEZE_FAULT_ERRNO");
@@ -133,10 +146,27 @@ static void describe(enum kind kind, uint64_t number, const char *path, int fd) 
   real_syscall()(SYS_close, out);
 }
 
+// Appends "kind<TAB>path" to the log, by raw calls (never counted). One write with
+// O_APPEND: lines of threads writing at once are never mixed.
+static void log_call(enum kind kind, const char *path, int fd) {
+  char target[4096] = "";
+  if (!path) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long length = real_syscall()(SYS_readlink, link, target, sizeof target - 1);
+    target[length > 0 ? length : 0] = 0;
+    path = target;
+  }
+  char line[4200];
+  int length = snprintf(line, sizeof line, "%s\t%s\n", kinds[kind], path);
+  if (length > 0 && length < (int)sizeof line) real_syscall()(SYS_write, log_fd, line, length);
+}
+
 // Counts one call of `kind` on `path` (or, when null, the descriptor `fd`); true when this
 // is the call to fail.
 static int counted(enum kind kind, const char *path, int fd) {
   uint64_t number = __atomic_add_fetch(&record[kind], 1, __ATOMIC_SEQ_CST);
+  if (log_fd >= 0) log_call(kind, path, fd);
   if ((int)kind != fail_kind) return 0;
   if (fail_path) {
     char target[4096] = "";
@@ -163,24 +193,19 @@ static int is_system_path(const char *path) {
          strcmp(path, "/dev") == 0;
 }
 
-// True when `fd` is a regular file or a folder, and not of the kernel's own file systems
-// (proc, sysfs, cgroup: the runtime reads /proc/self/maps, squeeze its cgroup's CPU quota).
-// fstat and fstatfs by the raw call: never counted.
+// True when `fd` is a file, folder or link with a path (its /proc/self/fd entry names one)
+// outside the kernel's own file systems: pipes, sockets, eventfds and terminals are not
+// (Dispatch's and the standard descriptors), nor /proc, /sys and /dev (the runtime reads
+// /proc/self/maps, squeeze its cgroup's CPU quota). Read by a raw readlink, which is not
+// counted, and is no call on the tree: strace's view of the tree (the sweep's --coverage)
+// holds squeeze's calls only.
 static int is_file_descriptor(int fd) {
-  struct stat status;
-  if (real_syscall()(SYS_fstat, fd, &status) != 0) return 0;
-  if (!S_ISREG(status.st_mode) && !S_ISDIR(status.st_mode)) return 0;
-  struct statfs system;
-  if (real_syscall()(SYS_fstatfs, fd, &system) != 0) return 0;
-  switch ((unsigned long)system.f_type) {
-    case 0x9fa0:      // PROC_SUPER_MAGIC
-    case 0x62656572:  // SYSFS_MAGIC
-    case 0x27e0eb:    // CGROUP_SUPER_MAGIC
-    case 0x63677270:  // CGROUP2_SUPER_MAGIC
-      return 0;
-    default:
-      return 1;
-  }
+  char link[64], target[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  long length = real_syscall()(SYS_readlink, link, target, sizeof target - 1);
+  if (length <= 0) return 0;
+  target[length] = 0;
+  return target[0] == '/' && !is_system_path(target) && strncmp(target, "/memfd:", 7) != 0;
 }
 
 static int fails_path(enum kind kind, const char *path) {
@@ -217,6 +242,11 @@ int open(const char *path, int flags, ...) {
   }
   if (fails_path(K_OPEN, path)) FAIL(-1);
   return REAL(open)(path, flags, mode);
+}
+
+int creat(const char *path, mode_t mode) {
+  if (fails_path(K_OPEN, path)) FAIL(-1);
+  return REAL(creat)(path, mode);
 }
 
 int open64(const char *path, int flags, ...) {
@@ -260,9 +290,26 @@ ssize_t read(int fd, void *buffer, size_t count) {
   return REAL(read)(fd, buffer, count);
 }
 
+// glibc exports pread and pread64 (and pwrite and pwrite64) as two names of one function;
+// a program calls the one its headers chose (squeeze calls pread), so both are wrapped.
+ssize_t pread(int fd, void *buffer, size_t count, off_t offset) {
+  if (fails_descriptor(K_READ, fd)) FAIL(-1);
+  return REAL(pread)(fd, buffer, count, offset);
+}
+
 ssize_t pread64(int fd, void *buffer, size_t count, off_t offset) {
   if (fails_descriptor(K_READ, fd)) FAIL(-1);
   return REAL(pread64)(fd, buffer, count, offset);
+}
+
+ssize_t readv(int fd, const struct iovec *vector, int count) {
+  if (fails_descriptor(K_READ, fd)) FAIL(-1);
+  return REAL(readv)(fd, vector, count);
+}
+
+ssize_t preadv(int fd, const struct iovec *vector, int count, off_t offset) {
+  if (fails_descriptor(K_READ, fd)) FAIL(-1);
+  return REAL(preadv)(fd, vector, count, offset);
 }
 
 ssize_t write(int fd, const void *buffer, size_t count) {
@@ -270,9 +317,24 @@ ssize_t write(int fd, const void *buffer, size_t count) {
   return REAL(write)(fd, buffer, count);
 }
 
+ssize_t pwrite(int fd, const void *buffer, size_t count, off_t offset) {
+  if (fails_descriptor(K_WRITE, fd)) FAIL(-1);
+  return REAL(pwrite)(fd, buffer, count, offset);
+}
+
 ssize_t pwrite64(int fd, const void *buffer, size_t count, off_t offset) {
   if (fails_descriptor(K_WRITE, fd)) FAIL(-1);
   return REAL(pwrite64)(fd, buffer, count, offset);
+}
+
+ssize_t writev(int fd, const struct iovec *vector, int count) {
+  if (fails_descriptor(K_WRITE, fd)) FAIL(-1);
+  return REAL(writev)(fd, vector, count);
+}
+
+ssize_t pwritev(int fd, const struct iovec *vector, int count, off_t offset) {
+  if (fails_descriptor(K_WRITE, fd)) FAIL(-1);
+  return REAL(pwritev)(fd, vector, count, offset);
 }
 
 int fsync(int fd) {
@@ -355,6 +417,11 @@ int fchmod(int fd, mode_t mode) {
   return REAL(fchmod)(fd, mode);
 }
 
+int chmod(const char *path, mode_t mode) {
+  if (fails_path(K_FCHMOD, path)) FAIL(-1);
+  return REAL(chmod)(path, mode);
+}
+
 int fchmodat(int dirfd, const char *path, mode_t mode, int flags) {
   if (fails_path(K_FCHMOD, path)) FAIL(-1);
   return REAL(fchmodat)(dirfd, path, mode, flags);
@@ -368,6 +435,11 @@ int fchown(int fd, uid_t owner, gid_t group) {
 int fchownat(int dirfd, const char *path, uid_t owner, gid_t group, int flags) {
   if (fails_path(K_FCHOWN, path)) FAIL(-1);
   return REAL(fchownat)(dirfd, path, owner, group, flags);
+}
+
+int chown(const char *path, uid_t owner, gid_t group) {
+  if (fails_path(K_FCHOWN, path)) FAIL(-1);
+  return REAL(chown)(path, owner, group);
 }
 
 int lchown(const char *path, uid_t owner, gid_t group) {
@@ -390,6 +462,11 @@ int utimensat(int dirfd, const char *path, const struct timespec times[2], int f
   return REAL(utimensat)(dirfd, path, times, flags);
 }
 
+int utimes(const char *path, const struct timeval times[2]) {
+  if (fails_path(K_UTIMENS, path)) FAIL(-1);
+  return REAL(utimes)(path, times);
+}
+
 ssize_t getdents64(int fd, void *buffer, size_t size) {
   if (fails_descriptor(K_GETDENTS, fd)) FAIL(-1);
   return REAL(getdents64)(fd, buffer, size);
@@ -400,6 +477,68 @@ int close(int fd) {
   int result = REAL(close)(fd);
   if (fails) FAIL(-1);
   return result;
+}
+
+// stat, lstat, fstatat and statx, and their 64 names (glibc exports both). A path-less
+// fstatat or statx (AT_EMPTY_PATH) is on the descriptor.
+int stat(const char *path, struct stat *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(stat)(path, status);
+}
+
+int stat64(const char *path, struct stat64 *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(stat64)(path, status);
+}
+
+int lstat(const char *path, struct stat *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(lstat)(path, status);
+}
+
+int lstat64(const char *path, struct stat64 *status) {
+  if (fails_path(K_STAT, path)) FAIL(-1);
+  return REAL(lstat64)(path, status);
+}
+
+int fstat(int fd, struct stat *status) {
+  if (fails_descriptor(K_STAT, fd)) FAIL(-1);
+  return REAL(fstat)(fd, status);
+}
+
+int fstat64(int fd, struct stat64 *status) {
+  if (fails_descriptor(K_STAT, fd)) FAIL(-1);
+  return REAL(fstat64)(fd, status);
+}
+
+static int stat_fails(int dirfd, const char *path, int flags) {
+  if ((flags & AT_EMPTY_PATH) && path && !*path) return fails_descriptor(K_STAT, dirfd);
+  return fails_path(K_STAT, path);
+}
+
+int fstatat(int dirfd, const char *path, struct stat *status, int flags) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(fstatat)(dirfd, path, status, flags);
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *status, int flags) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(fstatat64)(dirfd, path, status, flags);
+}
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *status) {
+  if (stat_fails(dirfd, path, flags)) FAIL(-1);
+  return REAL(statx)(dirfd, path, flags, mask, status);
+}
+
+ssize_t readlink(const char *path, char *buffer, size_t size) {
+  if (fails_path(K_READLINK, path)) FAIL(-1);
+  return REAL(readlink)(path, buffer, size);
+}
+
+ssize_t readlinkat(int dirfd, const char *path, char *buffer, size_t size) {
+  if (fails_path(K_READLINK, path)) FAIL(-1);
+  return REAL(readlinkat)(dirfd, path, buffer, size);
 }
 
 // squeeze reaches openat2, renameat2, syncfs and getdents64 through syscall(2).
@@ -423,6 +562,9 @@ long syscall(long number, ...) {
     case SYS_unlinkat: fails = fails_path(K_UNLINK, (const char *)b); break;
     case SYS_mkdirat: fails = fails_path(K_MKDIR, (const char *)b); break;
     case SYS_symlinkat: fails = fails_path(K_SYMLINK, (const char *)c); break;
+    case SYS_newfstatat:
+    case SYS_statx: fails = stat_fails((int)a, (const char *)b, (int)(number == SYS_statx ? c : d)); break;
+    case SYS_readlinkat: fails = fails_path(K_READLINK, (const char *)b); break;
     default: break;
   }
   if (fails) FAIL(-1);

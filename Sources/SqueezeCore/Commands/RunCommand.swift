@@ -288,9 +288,18 @@ package struct RunCommand {
   @MainActor
   private func archiveCheck(_ prepared: PreparedRun, mirror: Int32, output: RawPath) -> String? {
     let settings = prepared.settings
-    if settings.deletes && ArchiveMarker.isPresent(in: mirror) {
-      return
-        "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
+    let marker = output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString
+    if settings.deletes {
+      do throws(SystemError) {
+        if try ArchiveMarker.isPresent(in: mirror) {
+          return
+            "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(marker)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
+        }
+      } catch {
+        // Pruning an archive would remove the only copies of files: not knowing is a no.
+        return
+          "cannot tell whether '\(output.displayString)' is an archive: cannot examine '\(marker)': \(error); nothing was done"
+      }
     }
     if settings.removesSources && settings.operation == .compress && !configuration.dryRun {
       do {

@@ -19,8 +19,17 @@ enum ArchiveMarker {
     """
 
   /// True when the folder open as `folder` holds the marker (any kind of entry by that name).
-  static func isPresent(in folder: Int32) -> Bool {
-    (try? FileStatus.of(name, in: folder)) != nil
+  ///
+  /// - Throws: ``SystemError`` from `fstatat(2)` when the entry cannot be examined for a
+  ///   reason other than not existing (`ENOENT`): then whether the folder is an archive is
+  ///   not known.
+  static func isPresent(in folder: Int32) throws(SystemError) -> Bool {
+    do throws(SystemError) {
+      _ = try FileStatus.of(name, in: folder)
+      return true
+    } catch  where error.code == ENOENT {
+      return false
+    }
   }
 
   /// Leaves the marker in the folder open as `folder`, durably: written to a temporary,
@@ -29,7 +38,8 @@ enum ArchiveMarker {
   ///
   /// - Throws: ``SystemError`` from the first step that fails.
   static func leave(in folder: Int32, namer: TemporaryNamer) throws(SystemError) {
-    if isPresent(in: folder) { return }
+    // One that cannot be examined is written again: renaming it into place finds it there.
+    if (try? isPresent(in: folder)) == true { return }
     let (temporary, raw) = try TemporaryEntry.file(
       in: FolderHandle(borrowing: folder), namer: namer, permissions: 0o644)
     let descriptor = FileDescriptor(owning: raw)

@@ -82,7 +82,14 @@ struct MirrorEntries {
             report.fail(source, .outputAppeared(display), results: &results)
             continue
           }
-          try giveMetadata(of: link, to: location)
+          do throws(SystemError) {
+            try giveMetadata(of: link, to: location)
+          } catch {
+            // Not left under its name with the wrong owner or times: the next run would
+            // take it for the mirrored link and keep it as it is.
+            try? location.removeEntry()
+            throw error
+          }
           results.linksWritten += 1
           report.made(location, .link, target: list.target(of: link))
           if verbose {
@@ -255,6 +262,10 @@ struct MirrorEntries {
       try? temporary.remove()
       throw error
     }
+    // rename(2) does nothing, and succeeds, when both names are links of one file: the
+    // target already was the group's output (judged stale when it could not be examined),
+    // and the temporary name is still there.
+    try? temporary.remove()
   }
 
   /// Completes held outputs and links: each takes its folder's place if the folder is empty

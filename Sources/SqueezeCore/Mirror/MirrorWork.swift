@@ -120,9 +120,14 @@ struct MirrorWork {
         results.deletionsSkipped = true
         report.lines.append(
           "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
+      } else if let error = syncError(base) {
+        // What this run wrote must be on disk before anything is removed; when that cannot
+        // be made sure of, nothing is.
+        results.deletionsSkipped = true
+        report.lines.append(
+          "squeeze: deletions skipped: cannot sync '\(settings.plan.mirrorDisplay("").displayString)' to disk: \(error)"
+        )
       } else {
-        // What this run wrote is on disk before anything is removed.
-        try? Descriptor.syncFileSystem(base)
         if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
@@ -153,7 +158,26 @@ struct MirrorWork {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
-    try? Descriptor.syncFileSystem(base)
+    // The links, folders' metadata and manifest written above are on disk when the run
+    // ends, or the run fails.
+    if let error = syncError(base) {
+      let failure = DiscoveryFailure(
+        path: settings.plan.mirrorDisplay(""), cause: "cannot sync to disk: \(error)")
+      results.entryFailures.append(failure)
+      report.lines.append("squeeze: \(failure)")
+    }
     return report.lines
+  }
+
+  /// Syncs the file system holding `folder` (`syncfs(2)`).
+  ///
+  /// - Returns: the error, or nil once it is on disk.
+  private func syncError(_ folder: Int32) -> SystemError? {
+    do throws(SystemError) {
+      try Descriptor.syncFileSystem(folder)
+      return nil
+    } catch {
+      return error
+    }
   }
 }

@@ -179,10 +179,27 @@ enum OutputInspection {
     at location: RelativeLocation, link: FileList.Link, list: FileList,
     settings: FileSettings
   ) -> (ExistingOutput, retimeOnly: Bool) {
-    guard let status = try? location.entryStatus() else { return (.absent, false) }
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try location.entryStatus()
+    } catch  where error.code == ENOENT {
+      return (.absent, false)
+    } catch {
+      // Could not be examined: as an output that cannot be read, it is replaced (making the
+      // link meets a lasting error again and reports it), never taken for absent and then
+      // found in the way.
+      return (.stale, false)
+    }
     switch status.kind {
     case .symbolicLink:
       guard (try? location.symbolicLinkTarget()) == list.target(of: link) else {
+        return (.stale, false)
+      }
+      // A link left with another owner (its owner could not be set, or the run was killed
+      // before it was) is made again; times alone are set in place.
+      if settings.copiesOwnership
+        && (status.userID != link.userID || status.groupID != link.groupID)
+      {
         return (.stale, false)
       }
       return status.modificationTime == link.modificationTime ? (.upToDate, false) : (.stale, true)
@@ -214,7 +231,16 @@ enum OutputInspection {
     let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
     let leaderTarget = settings.plan.target(
       named: leaderName, of: leaderFile, in: list, bases: bases)
-    guard let status = try? target.entryStatus() else { return .absent }
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try target.entryStatus()
+    } catch  where error.code == ENOENT {
+      return .absent
+    } catch {
+      // Could not be examined: linking meets the error again and reports it, or, when it
+      // is gone, makes the link.
+      return .stale
+    }
     switch status.kind {
     case .regular:
       if let leader = try? leaderTarget.entryStatus(), leader.isSameFile(as: status) {

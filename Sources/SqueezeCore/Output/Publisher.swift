@@ -83,7 +83,7 @@ final class Publisher: Sendable {
     /// ``shutdown()`` was called: no new requests.
     var closed = false
     /// Resumed when the thread has finished its last batch.
-    var shutdownWaiter: CheckedContinuation<Void, Never>? = nil
+    var shutdownWaiter: CheckedContinuation<SystemError?, Never>? = nil
     /// One descriptor per file system (`st_dev`), for `syncfs`.
     var syncDescriptors: [UInt64: Int32] = [:]
   }
@@ -188,8 +188,12 @@ final class Publisher: Sendable {
 
   /// Publishes whatever is pending, commits the renames to disk, and stops the thread;
   /// returns when it has.
-  func shutdown() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+  ///
+  /// - Returns: the error of the last commit (`syncfs`) when it failed: the renames of the
+  ///   last batch may then not be on disk. Nil when it succeeded or the run was stopped.
+  @discardableResult
+  func shutdown() async -> SystemError? {
+    await withCheckedContinuation { (continuation: CheckedContinuation<SystemError?, Never>) in
       let wake = state.withLock { state -> Bool in
         state.closed = true
         state.shutdownWaiter = continuation
@@ -207,7 +211,7 @@ final class Publisher: Sendable {
       enum Next {
         case batch([Waiting])
         case sleep
-        case finish(CheckedContinuation<Void, Never>?)
+        case finish(CheckedContinuation<SystemError?, Never>?)
       }
       let next = state.withLock { state -> Next in
         if !state.pending.isEmpty {
@@ -233,13 +237,13 @@ final class Publisher: Sendable {
       case .sleep:
         wakeup.wait()
       case .finish(let waiter):
-        if !stopRequested.isSet { syncAll(devices: nil) }
+        let failure = stopRequested.isSet ? nil : syncAll(devices: nil).values.first
         let descriptors = state.withLock { state -> [Int32] in
           defer { state.syncDescriptors = [:] }
           return Array(state.syncDescriptors.values)
         }
         for descriptor in descriptors { Descriptor.close(descriptor) }
-        waiter?.resume()
+        waiter?.resume(returning: failure)
         return
       }
     }

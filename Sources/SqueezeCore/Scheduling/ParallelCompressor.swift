@@ -104,6 +104,8 @@ actor ParallelCompressor {
 
   /// What happened to each file so far.
   private var results = RunResults()
+  /// The output of the file done last, named if the run's last commit fails.
+  private var lastPublished: MessagePath? = nil
   /// Finished files' outcomes on their way to ``results``.
   nonisolated let outcomes = OutcomeChannel()
 
@@ -203,10 +205,22 @@ actor ParallelCompressor {
     case .bounded: await runBounded(order)
     }
     // Every output is published (or removed) and its outcome posted.
-    await publisher.shutdown()
+    let lastCommit = await publisher.shutdown()
     outcomes.finish()
     await recorded
+    if let lastCommit { await failLastCommit(lastCommit) }
     return await finish()
+  }
+
+  /// The last commit of the run's renames failed: the outputs published last may not be on
+  /// disk under their names, so the run fails, naming the last of them.
+  private func failLastCommit(_ error: SystemError) {
+    let failure = DiscoveryFailure(
+      path: lastPublished?.path ?? "",
+      cause: "cannot sync the last outputs' names to disk: \(error)")
+    results.entryFailures.append(failure)
+    // Not a file's outcome, so not one the reporter's FileMessages say: the run's own line.
+    feed.message("squeeze: \(failure)")
   }
 
   /// Records the files the plan found current (``FileOutcome/alreadyCurrent``) in one
@@ -509,8 +523,9 @@ actor ParallelCompressor {
   ///   - index: the file.
   private func record(_ outcome: FileOutcome, file index: Int) {
     switch outcome {
-    case .done(let bytesIn, let bytesOut, _, let removal, let held):
+    case .done(let bytesIn, let bytesOut, let output, let removal, let held):
       if let held { results.held.append((index, held)) }
+      lastPublished = output
       results.done += 1
       results.bytesIn += bytesIn
       results.bytesOut += bytesOut
