@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 
 /// Finds the content-defined chunk boundaries of one file (`--rsyncable`) on a thread of its
 /// own, running ahead of the tasks that compress its chunks in parallel.
@@ -73,7 +72,7 @@ final class BoundaryScan: Sendable {
       return (nil, false)
     }
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Wakes the scanner when there is room again, or when it is cancelled.
   private let room = DispatchSemaphore(value: 0)
 

@@ -1,5 +1,4 @@
 import SqueezeEngines
-import Synchronization
 
 /// The compressor and the two buffers one chunk compression uses, reused from chunk to
 /// chunk and file to file.
@@ -75,7 +74,7 @@ final class CompressionWorkspace: @unchecked Sendable {
 /// once (so at most as many as the cooperative pool has threads, or the width), created on
 /// first need and kept for the run.
 final class WorkspacePool: Sendable {
-  private let idle = Mutex<[CompressionWorkspace]>([])
+  private let idle = Lock<[CompressionWorkspace]>([])
   /// The engine every workspace compresses with.
   let engine: Engine
   private let level: CompressionLevel

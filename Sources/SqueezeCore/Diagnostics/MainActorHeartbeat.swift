@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 
 /// How bad a main-actor lag was, with the thresholds of Apple's "Analyze hangs with
 /// Instruments" session (WWDC23): 250 ms or more is a microhang, 500 ms or more a hang.
@@ -50,7 +49,7 @@ final class MainActorHeartbeat: Sendable {
     var running = true
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Seconds between beats.
   let period: Double
   private let log: TaskLog?

@@ -1,5 +1,4 @@
 import SqueezeEngines
-import Synchronization
 
 /// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report
 /// hangs), and with `--task-log` the log and its sampler.
@@ -11,7 +10,7 @@ final class RunDiagnostics: Sendable {
   /// Counters and task events.
   let tracker: TaskTracker
   private let sampleInterval: Double
-  private let sampler: Mutex<TaskSampler?> = Mutex(nil)
+  private let sampler: Lock<TaskSampler?> = Lock(nil)
 
   /// Opens the log (when `logPath` is given) and starts the heartbeat.
   ///

@@ -1,6 +1,5 @@
 import Glibc
 import SqueezeEngines
-import Synchronization
 
 /// Writes the task-state log (`--task-log FILE`): JSON Lines, one event per line,
 /// times `t` in seconds since the run started (monotonic clock, microsecond resolution).
@@ -27,9 +26,9 @@ final class TaskLog: Sendable {
   /// The run's start on ``MonotonicClock``: `t` is measured from here.
   let startTime: Double
   /// Events formatted but not yet written.
-  private let pending = Mutex(Pending())
+  private let pending = Lock(Pending())
   /// The first write error, reported once at the end.
-  private let writeError = Mutex<SystemError?>(nil)
+  private let writeError = Lock<SystemError?>(nil)
 
   /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
   /// threads, reasons or chunks; readers accept both.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Progress pushed from compression tasks to the main actor without ever waiting on it.
 ///
 /// Tasks post counts and messages; they land in a mutex-protected accumulator (a few
@@ -27,7 +25,7 @@ final class ProgressFeed: Sendable {
     var lastWake = -Double.infinity
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let continuation: AsyncStream<Void>.Continuation
   /// Wake-ups for the reporter: one element means "drain me".
   let wakeups: AsyncStream<Void>

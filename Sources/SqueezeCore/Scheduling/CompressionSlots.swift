@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An asynchronous counting semaphore: at most `width` holders at once, others suspended in
 /// first-come order. It bounds how many compressions (files or chunks) are started at once:
 /// `--jobs`. Waiting suspends the task; it never blocks a thread of the cooperative pool.
@@ -26,11 +24,11 @@ final class CompressionSlots: Sendable {
     var head = 0
     var closed = false
   }
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   /// - Parameter width: how many holders at once (≥ 1).
   init(width: Int) {
-    state = Mutex(State(available: max(1, width)))
+    state = Lock(State(available: max(1, width)))
   }
 
   /// Takes a slot, suspending until one is free.
