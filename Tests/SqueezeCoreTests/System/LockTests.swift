@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
 
@@ -30,25 +31,33 @@ import Testing
     let code: Int
   }
 
-  @Test(arguments: [(threads: 2, rounds: 20_000), (threads: 8, rounds: 5_000)])
+  @Test(arguments: [(threads: 2, rounds: 200_000), (threads: 4, rounds: 100_000)])
   func everyIncrementMadeUnderTheLockIsKept(threads: Int, rounds: Int) {
-    // A plain read-modify-write: without mutual exclusion, threads overwrite each other's
-    // increments and the total comes out short.
+    // A plain read-modify-write from threads that start together: without mutual exclusion,
+    // they overwrite each other's increments and the total comes out short.
     let total = Lock(0)
     let overlaps = Counter()
     let inside = Counter()
-    DispatchQueue.concurrentPerform(iterations: threads) { _ in
-      for _ in 0..<rounds {
-        total.withLock { value in
-          if inside.value.add(1, ordering: .relaxed).newValue != 1 {
-            overlaps.value.add(1, ordering: .relaxed)
+    let ready = Counter()
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<threads {
+      Thread {
+        ready.value.add(1, ordering: .relaxed)
+        while ready.value.load(ordering: .relaxed) < threads {}
+        for _ in 0..<rounds {
+          total.withLock { value in
+            if inside.value.add(1, ordering: .relaxed).newValue != 1 {
+              overlaps.value.add(1, ordering: .relaxed)
+            }
+            let seen = value
+            value = seen + 1
+            inside.value.subtract(1, ordering: .relaxed)
           }
-          let seen = value
-          value = seen + 1
-          inside.value.subtract(1, ordering: .relaxed)
         }
-      }
+        done.signal()
+      }.start()
     }
+    for _ in 0..<threads { done.wait() }
     #expect(total.withLock { $0 } == threads * rounds)
     #expect(overlaps.value.load(ordering: .relaxed) == 0, "two threads were inside at once")
   }
