@@ -116,18 +116,27 @@ final class MainActorHeartbeat: Sendable {
     return (start, lag, severity)
   }
 
-  /// The main actor's lag right now, in seconds: how long the beat in flight has waited, or
-  /// the last beat's lag when none is in flight.
+  /// The main actor's lag at `now`, in seconds: how long the beat in flight has waited, or
+  /// the last beat's lag when none is in flight, or when the one in flight was sent after
+  /// `now`.
   func currentLag(at now: Double = MonotonicClock.now()) -> Double {
-    state.withLock { state in state.sentAt.map { now - $0 } ?? state.lastLag }
+    state.withLock { state in
+      // The heartbeat thread may send a beat between the caller's reading of the clock and
+      // this lock: that beat was not in flight at `now`, and `now - sentAt` would be a
+      // negative lag (the task-state log's readers refuse one).
+      guard let sentAt = state.sentAt, sentAt <= now else { return state.lastLag }
+      return now - sentAt
+    }
   }
 
   /// Stops the thread, counts a beat still waiting as a lag of its own, and returns the
   /// report.
   func stop() -> HangReport {
-    let now = MonotonicClock.now()
     let (hang, wasRunning) = state.withLock {
       state -> ((start: Double, lag: Double, severity: HangSeverity)?, Bool) in
+      // The clock is read under the lock: a beat sent between a reading outside and the lock
+      // would get a negative lag.
+      let now = MonotonicClock.now()
       let wasRunning = state.running
       state.running = false
       guard wasRunning, let sentAt = state.sentAt else { return (nil, wasRunning) }

@@ -217,6 +217,28 @@ import Testing
     #expect(clean.hangs == 0, "\(reports)")
     #expect(clean.worstLag >= 0.25 && clean.worstLag < 0.5, "\(reports)")
   }
+
+  /// The sampler reads the clock, then asks for the main actor's lag at that moment; the
+  /// heartbeat thread may send a beat in between. That beat was not in flight at the moment
+  /// asked about, and counting its wait from the future gave a negative lag, which the task
+  /// log's reader (and so `squeeze timeline`) refuses.
+  @MainActor
+  @Test func theLagBeforeTheBeatInFlightWasSentIsNotNegative() throws {
+    let heartbeat = MainActorHeartbeat(period: 0.002, log: nil)
+    let before = MonotonicClock.now()
+    heartbeat.start()
+    // This test holds the main actor (it never suspends), so the first beat cannot arrive:
+    // wait until it is in flight (its wait is then measured from its sending). The bound is
+    // a guard against a heartbeat that never sends, not a measurement.
+    var inFlight = false
+    for _ in 0..<10_000 where !inFlight {
+      inFlight = heartbeat.currentLag() > 0
+      if !inFlight { usleep(1000) }
+    }
+    try #require(inFlight, "the heartbeat sent no beat")
+    #expect(heartbeat.currentLag(at: before) == 0, "no beat had run or was in flight then")
+    _ = heartbeat.stop()
+  }
 }
 
 /// Thread states come from /proc/self/task: a thread spinning is running, one waiting on a
