@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// The folders a run works relative to (each folder argument, the folder of each file
 /// argument, the `-o` folder), opened once and kept open until the run ends, so every later
@@ -12,7 +11,7 @@ package final class BaseDirectories: Sendable {
     var descriptors: [Int32] = []
     var indexByPath: [RawPath: Int] = [:]
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   /// No folder open yet.
   package init() {}

@@ -1,6 +1,5 @@
 import CSystem
 import Glibc
-import Synchronization
 
 /// An open folder that squeeze makes temporaries in: an `O_PATH` descriptor that keeps
 /// naming the same folder wherever it is moved or renamed while the run works.
@@ -78,7 +77,7 @@ package final class FolderHandleCache: Sendable {
     /// The last handles opened, kept open for a while, oldest first.
     var recent: [FolderHandle] = []
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   /// How many recently opened folders stay open without a temporary in them.
   package static let keptOpen = 4
@@ -131,7 +130,7 @@ package final class LiveTemporaries: Sendable {
     /// The next number to give.
     var next: UInt64 = 0
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   /// How long ``removeAll()`` waits for temporaries being made to exist, in seconds: each
   /// is one system call, so only a hung file system makes it wait this long.

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A serial executor with a thread of its own (SE-0392 custom actor executors): jobs run one
 /// at a time, in order, on that thread, never on Swift's cooperative pool.
@@ -9,7 +8,7 @@ package final class ThreadExecutor: SerialExecutor, Sendable {
     var jobs: [UnownedJob] = []
     var idle = false
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let wakeup = DispatchSemaphore(value: 0)
 
   /// Starts the thread, named `name` (at most 15 bytes: ``ThreadName``).

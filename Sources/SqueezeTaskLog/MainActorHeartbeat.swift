@@ -57,7 +57,7 @@ package final class MainActorHeartbeat: Sendable {
     var running = true
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Seconds between beats.
   package let period: Double
   private let log: TaskLog?
@@ -137,6 +137,9 @@ package final class MainActorHeartbeat: Sendable {
     let now = MonotonicClock.now()
     let (hang, wasRunning) = state.withLock {
       state -> ((start: Double, lag: Double, severity: HangSeverity)?, Bool) in
+      // The clock is read under the lock: a beat sent between a reading outside and the lock
+      // would get a negative lag.
+      let now = MonotonicClock.now()
       let wasRunning = state.running
       state.running = false
       guard wasRunning, let sentAt = state.sentAt else { return (nil, wasRunning) }

@@ -26,9 +26,9 @@ package final class TaskLog: Sendable {
   /// The run's start on ``MonotonicClock``: `t` is measured from here.
   package let startTime: Double
   /// Events formatted but not yet written.
-  private let pending = Mutex(Pending())
+  private let pending = Lock(Pending())
   /// The first write error, reported once at the end.
-  private let writeError = Mutex<SystemError?>(nil)
+  private let writeError = Lock<SystemError?>(nil)
 
   /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
   /// threads, reasons or chunks; readers accept both.

@@ -237,7 +237,7 @@ import Testing
 /// semaphore (futex) is idle, one reading an empty pipe is blocked in `read`.
 @Suite(.serialized) struct ThreadStatesTests {
   final class Flag: Sendable {
-    let state = Mutex((tid: Int32(0), stop: false))
+    let state = Lock((tid: Int32(0), stop: false))
   }
 
   @Test func threadsAreSeenRunningIdleAndBlockedWithTheirNames() throws {

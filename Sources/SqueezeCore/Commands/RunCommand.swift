@@ -329,7 +329,7 @@ struct StoppedEarly: Error {
 
 /// Passes a stop request (a signal) to the compressor once there is one.
 final class Stopper: Sendable {
-  private let compressor = Mutex<ParallelCompressor?>(nil)
+  private let compressor = Lock<ParallelCompressor?>(nil)
   private let stopped = AtomicFlag()
 
   /// Stops the attached compressor now, or the one attached later.

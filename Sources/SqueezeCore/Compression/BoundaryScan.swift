@@ -73,7 +73,7 @@ final class BoundaryScan: Sendable {
       return (nil, false)
     }
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Wakes the scanner when there is room again, or when it is cancelled.
   private let room = DispatchSemaphore(value: 0)
 

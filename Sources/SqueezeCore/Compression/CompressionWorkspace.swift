@@ -1,3 +1,4 @@
+import SqueezeSystem
 import SqueezeEngines
 import SqueezeGzip
 import Synchronization
@@ -76,7 +77,7 @@ final class CompressionWorkspace: @unchecked Sendable {
 /// once (so at most as many as the cooperative pool has threads, or the width), created on
 /// first need and kept for the run.
 final class WorkspacePool: Sendable {
-  private let idle = Mutex<[CompressionWorkspace]>([])
+  private let idle = Lock<[CompressionWorkspace]>([])
   /// The engine every workspace compresses with.
   let engine: Engine
   private let level: CompressionLevel

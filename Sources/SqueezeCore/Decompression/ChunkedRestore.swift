@@ -180,7 +180,7 @@ final class ChunkBuffer: @unchecked Sendable {
 /// Keeps the chunk buffers of a run (at most one per chunk in flight), so their pages are
 /// touched once, not once per chunk.
 final class ChunkBufferPool: Sendable {
-  private let idle = Mutex<[ChunkBuffer]>([])
+  private let idle = Lock<[ChunkBuffer]>([])
   /// The cap of every buffer, in bytes.
   let capacity: Int
 

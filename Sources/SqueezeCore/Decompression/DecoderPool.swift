@@ -41,7 +41,7 @@ final class DecodeWorkspace: @unchecked Sendable {
 
 /// Lends ``DecodeWorkspace``s: at most one per decompression running at once.
 final class DecoderPool: Sendable {
-  private let idle = Mutex<[DecodeWorkspace]>([])
+  private let idle = Lock<[DecodeWorkspace]>([])
   /// The engine every workspace inflates with.
   let engine: Engine
 

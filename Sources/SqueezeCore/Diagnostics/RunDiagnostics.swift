@@ -14,7 +14,7 @@ final class RunDiagnostics: Sendable {
   /// Counters and task events.
   let tracker: TaskTracker
   private let sampleInterval: Double
-  private let sampler: Mutex<TaskSampler?> = Mutex(nil)
+  private let sampler: Lock<TaskSampler?> = Lock(nil)
 
   /// Opens the log (when `logPath` is given) and starts the heartbeat.
   ///

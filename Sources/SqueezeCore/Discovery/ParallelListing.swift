@@ -70,7 +70,7 @@ final class ParallelListing: Sendable {
     }
   }
 
-  private let state: Mutex<State>
+  private let state: Lock<State>
   private let context: FolderScan.Context
   /// Wakes a waiting helper: when folders were added, or when the walk is over.
   private let wakeup = DispatchSemaphore(value: 0)
@@ -83,7 +83,7 @@ final class ParallelListing: Sendable {
     initial.pending = [Pending(node: 0, relative: "", display: display)]
     initial.slots = [.unread]
     initial.seen = [identity]
-    state = Mutex(initial)
+    state = Lock(initial)
   }
 
   /// Reads the argument's folder, shown as `display`, and every folder below it, on

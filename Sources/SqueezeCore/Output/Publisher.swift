@@ -88,7 +88,7 @@ final class Publisher: Sendable {
     var syncDescriptors: [UInt64: Int32] = [:]
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let wakeup = DispatchSemaphore(value: 0)
   /// One permit per request that may be handed in and not yet done (``capacity``).
   private let permits: DispatchSemaphore

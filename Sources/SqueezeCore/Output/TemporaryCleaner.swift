@@ -8,7 +8,7 @@ import Synchronization
 final class TemporaryCleaner: Sendable {
   private let namer: TemporaryNamer
   /// Output folders already cleaned in this run, by identity.
-  private let cleaned = Mutex<Set<FileIdentity>>([])
+  private let cleaned = Lock<Set<FileIdentity>>([])
   /// How many stale temporaries were removed.
   private let removedCount = Atomic<Int>(0)
 

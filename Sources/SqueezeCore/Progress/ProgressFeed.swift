@@ -37,7 +37,7 @@ final class ProgressFeed: Sendable {
     var lastWake = -Double.infinity
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let continuation: AsyncStream<Void>.Continuation
   /// Wake-ups for the reporter: one element means "drain me".
   let wakeups: AsyncStream<Void>

@@ -1,5 +1,4 @@
-import Synchronization
-
+import SqueezeSystem
 /// Carries finished files' outcomes to `ParallelCompressor` in batches.
 ///
 /// A file's outcome is decided on whichever thread finishes it: a compression task, or the
@@ -22,7 +21,7 @@ final class OutcomeChannel: Sendable {
     var wakePending = false
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
   private let continuation: AsyncStream<Void>.Continuation
   /// One element whenever there is something to drain.
   let wakeups: AsyncStream<Void>

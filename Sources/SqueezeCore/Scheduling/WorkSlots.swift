@@ -1,3 +1,4 @@
+import SqueezeSystem
 import SqueezeTaskLog
 import Synchronization
 
@@ -28,11 +29,11 @@ final class WorkSlots: Sendable {
     var head = 0
     var closed = false
   }
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   /// - Parameter width: how many holders at once (≥ 1).
   init(width: Int) {
-    state = Mutex(State(available: max(1, width)))
+    state = Lock(State(available: max(1, width)))
   }
 
   /// Takes a slot, suspending until one is free.

@@ -1,12 +1,12 @@
-import Synchronization
 import Testing
 
 @testable import SqueezeCore
+@testable import SqueezeSystem
 @testable import SqueezeTaskLog
 
 /// Counts how many holders are inside at once and the most there ever were.
 final class Occupancy: Sendable {
-  private let state = Mutex((inside: 0, most: 0))
+  private let state = Lock((inside: 0, most: 0))
   func enter() {
     state.withLock {
       $0.inside += 1
