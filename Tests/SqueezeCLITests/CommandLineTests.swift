@@ -165,7 +165,10 @@ import Testing
     #expect(everything.filter { $0.hasSuffix(".gz.gz") }.count == 50)
   }
 
-  @Test func anUnreadableFileFailsAloneWhenRunUnprivileged() throws {
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnreadableFileFailsAloneWhenRunUnprivileged() throws {
     let folder = TemporaryFolder("unreadable")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("in/a.txt", text: "readable a")

@@ -157,10 +157,8 @@ import Testing
     }
   }
 
-  @Test func aLiveRunInAnotherPIDNamespaceKeepsItsTemporary() throws {
-    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-      return
-    }
+  @Test(.enabled(if: TestMachine.canMountPrivately, "needs root and unshare for a PID namespace"))
+  func aLiveRunInAnotherPIDNamespaceKeepsItsTemporary() throws {
     let folder = TemporaryFolder("pidns")
     try folder.write("in/big.txt", TestData.text(30_000_000, seed: 4))
     let slow = Process()
@@ -177,10 +175,8 @@ import Testing
     #expect(try SystemGzip.accepts(folder.url("in/big.txt.gz")))
   }
 
-  @Test func aFullDiskFailsFilesCleanlyAndTheRestGoesOn() throws {
-    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-      return
-    }
+  @Test(.enabled(if: TestMachine.canMountPrivately, "needs root and unshare for a private tmpfs"))
+  func aFullDiskFailsFilesCleanlyAndTheRestGoesOn() throws {
     let folder = TemporaryFolder("full")
     for index in 0..<20 {
       try folder.write("in/small-\(index).txt", TestData.text(3000, seed: UInt64(index)))
@@ -286,7 +282,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: folder.url("in/shrinking.bin.gz")))
   }
 
-  @Test func anUnreadableFolderFailsAloneWhenRunUnprivileged() throws {
+  @Test(.enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnreadableFolderFailsAloneWhenRunUnprivileged() throws {
     let folder = TemporaryFolder("unreadable-folder")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("in/ok/a.txt", Array("a".utf8))

@@ -89,7 +89,10 @@ import Testing
     #expect((skipped?["total"] as? NSNumber)?.intValue == 0)
   }
 
-  @Test func anUnreadableSourceFolderMeansNothingIsDeleted() throws {
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnreadableSourceFolderMeansNothingIsDeleted() throws {
     let folder = TemporaryFolder("walk-error")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("S/gone.txt", text: "gone")

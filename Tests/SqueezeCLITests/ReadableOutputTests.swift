@@ -62,10 +62,11 @@ import Testing
     #expect(mem.stdout.isEmpty)
   }
 
-  @Test func aReadOnlyFileSystemIsReportedOnceAndTheRunGoesOn() throws {
-    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-      return
-    }
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(
+      if: TestMachine.canMountPrivately, "needs root and unshare for a private read-only mount"))
+  func aReadOnlyFileSystemIsReportedOnceAndTheRunGoesOn() throws {
     let folder = TemporaryFolder("read-only")
     for index in 0..<50 { try folder.write("ro/sub\(index % 3)/f\(index).txt", TestData.text(500)) }
     try folder.write("rw/x.txt", TestData.text(5000))
