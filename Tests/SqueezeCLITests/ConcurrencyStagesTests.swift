@@ -203,7 +203,7 @@ import Testing
   /// `--isolation blocking` makes the durability syncs and the cold-cache reads on the pool
   /// threads that run the tasks; `nonisolated` leaves syncs to the publisher's thread. Seen
   /// with strace, whose thread ids are the log's.
-  @Test(arguments: [Isolation.blocking, .nonisolated])
+  @Test(.tags(.system), .systemTier, arguments: [Isolation.blocking, .nonisolated])
   func blockingCallsRunWhereTheModeSays(isolation: Isolation) throws {
     let folder = TemporaryFolder("blocking")
     for index in 0..<30 {

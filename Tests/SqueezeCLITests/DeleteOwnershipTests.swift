@@ -260,7 +260,8 @@ import Testing
     return kinds
   }
 
-  @Test func killNineAtRandomMomentsNeverDeletesAForeignEntryAndTheMirrorEndsRight() throws {
+  @Test(.tags(.system, .slow), .systemTier)
+  func killNineAtRandomMomentsNeverDeletesAForeignEntryAndTheMirrorEndsRight() throws {
     let seed =
       ProcessInfo.processInfo.environment["SQUEEZE_KILL_SEED"].flatMap { UInt64($0) }
       ?? UInt64.random(in: 1...UInt64.max)

@@ -6,7 +6,7 @@ import Testing
 /// Both engines (`--engine fast`, the default, and `--engine zlib`) write standard gzip that
 /// every reader restores, the zlib engine writes exactly the bytes squeeze always wrote, and
 /// a big file the fast engine wrote restores on every core.
-@Suite(.serialized) struct EngineTests {
+@Suite(.tags(.system), .systemTier) struct EngineTests {
   static let engines = ["fast", "zlib"]
 
   /// The files of the round trips: empty, one byte, 3 MiB of random data, sizes around the

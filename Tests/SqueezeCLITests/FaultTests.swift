@@ -7,7 +7,7 @@ import Testing
 
 /// Faults caused for real (issue 5): kill -9, full disks, file-size limits, files that vanish,
 /// shrink, grow or turn into links mid-run, unreadable folders, overlapping runs.
-@Suite(.serialized) struct FaultTests {
+@Suite(.tags(.system), .systemTier) struct FaultTests {
   /// A checksum of every regular file below `folder` (path → bytes' FNV-1a).
   static func snapshot(_ folder: String) throws -> [String: UInt64] {
     var result: [String: UInt64] = [:]
@@ -354,7 +354,7 @@ import Testing
 
 /// Scale (issue 5): many files in one folder under a small descriptor limit, a very deep
 /// tree, a file over 4 GiB, a decompression bomb.
-@Suite(.serialized) struct ScaleTests {
+@Suite(.tags(.system, .slow), .systemTier) struct ScaleTests {
   @Test func aHundredThousandFilesInOneFolderUnderUlimitN64() throws {
     let folder = TemporaryFolder("many")
     let made = try Shell.run(

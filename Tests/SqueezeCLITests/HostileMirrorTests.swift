@@ -7,7 +7,7 @@ import Testing
 /// as arguments, links already in the restore folder, names in gzip headers; nothing is ever
 /// written outside R or through a link. And folder modes that would block a user who is not
 /// root.
-@Suite(.serialized) struct HostileMirrorTests {
+@Suite(.tags(.system), .systemTier) struct HostileMirrorTests {
   /// A gzip file holding `text`, with `name` (slashes and all) as its FNAME: written by
   /// hand, as Python's gzip module would keep only the base name.
   static func gzip(_ text: String, name: String, at path: String) throws {

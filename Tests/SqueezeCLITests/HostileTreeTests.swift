@@ -63,7 +63,8 @@ import Testing
     #expect(listing.stdoutText.contains("line\\x0abreak"))
   }
 
-  @Test func pathsDeeperThanPathMaxWork() throws {
+  @Test(.tags(.system), .systemTier)
+  func pathsDeeperThanPathMaxWork() throws {
     let folder = TemporaryFolder("deep")
     // 30 levels of 200-byte names: a path of over 6,000 bytes.
     var path = folder.url("in")

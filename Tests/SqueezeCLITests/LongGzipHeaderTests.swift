@@ -118,7 +118,8 @@ import Testing
 
   /// A comment of 64 MiB is read past, not held: testing the file stays within a few MiB of
   /// squeeze's usual size (the whole comment in memory would be 64 MiB more).
-  @Test func aHugeCommentIsReadPastInBoundedMemory() throws {
+  @Test(.tags(.system), .systemTier)
+  func aHugeCommentIsReadPastInBoundedMemory() throws {
     let folder = TemporaryFolder("huge-comment")
     let payload = TestData.text(10_000)
     let gz = try folder.write(

@@ -136,7 +136,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: late))
   }
 
-  @Test func killNineDuringADeleteRunLosesNothing() throws {
+  @Test(.tags(.system, .slow), .systemTier)
+  func killNineDuringADeleteRunLosesNothing() throws {
     let folder = TemporaryFolder("kill-delete")
     var contents: [String: [UInt8]] = [:]
     for index in 0..<600 {

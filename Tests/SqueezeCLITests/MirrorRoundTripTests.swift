@@ -61,7 +61,8 @@ import Testing
     os.utime('S', ns=(1_600_000_000_000_000_005, 1_600_000_000_000_000_005))
     """
 
-  @Test func aTreeOfEveryKindRoundTripsEntryByEntryAndAgainChangesNothing() throws {
+  @Test(.tags(.system), .systemTier)
+  func aTreeOfEveryKindRoundTripsEntryByEntryAndAgainChangesNothing() throws {
     let folder = TemporaryFolder("every-kind")
     try Self.python(Self.everyKind, in: folder)
     let source = TreeSnapshot(folder.url("S"))

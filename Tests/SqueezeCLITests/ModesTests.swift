@@ -19,7 +19,8 @@ import Testing
     utimensat(AT_FDCWD, path, &times, 0)
   }
 
-  @Test func decompressesGzipPigzAndConcatenatedMembers() throws {
+  @Test(.tags(.system), .systemTier)
+  func decompressesGzipPigzAndConcatenatedMembers() throws {
     let folder = TemporaryFolder("decompress")
     let one = TestData.text(200_000, seed: 1)
     let two = TestData.random(70_000, seed: 2)

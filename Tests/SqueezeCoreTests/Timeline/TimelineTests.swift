@@ -565,7 +565,8 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(!html.contains("<script src"), "no external script")
   }
 
-  @Test func thePageRunsAndTellsTheSameStoriesAsTheSVG() throws {
+  @Test(.tags(.system), .systemTier)
+  func thePageRunsAndTellsTheSameStoriesAsTheSVG() throws {
     let node = try Shell.run("/usr/bin/env", ["node", "--version"])
     try #require(node.status == 0, "node (Debian's nodejs) runs the page's script")
     let model = try Self.model(Schema2Log.make(tasks: 40, duration: 1))
