@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The executable end to end: exit statuses, mirroring, skips, and no leftovers.
-@Suite(.serialized) struct CommandLineTests {
+@Suite struct CommandLineTests {
   @Test func successIsStatusZeroAndSilentWhenNotATerminal() throws {
     let folder = TemporaryFolder("ok")
     try folder.write("in/a.txt", text: "alpha")

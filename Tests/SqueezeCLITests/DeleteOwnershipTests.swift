@@ -7,7 +7,7 @@ import Testing
 /// header), and the links and folders its manifest lists with the identity they still have.
 // Serialized: the kill -9 rounds time their kills against a run that should have both
 // cores; tests running beside it would only move where the kills land.
-@Suite(.serialized) struct DeleteOwnershipTests {
+@Suite struct DeleteOwnershipTests {
   static func files(_ summary: [String: Any], _ key: String) -> Int? {
     ((summary["files"] as? [String: Any])?[key] as? NSNumber)?.intValue
   }

@@ -5,7 +5,7 @@ import Testing
 
 /// Hostile trees (issue 5): names, depth, links, loops, overlapping arguments, the output
 /// inside the input, hard links.
-@Suite(.serialized) struct HostileTreeTests {
+@Suite struct HostileTreeTests {
   /// Creates a file whose name is raw bytes (Foundation paths are text).
   static func writeRaw(_ folder: String, name: [UInt8], contents: [UInt8]) throws {
     let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name + [0]

@@ -5,7 +5,7 @@ import Testing
 
 /// `--delete` (issue 11): prunes what mirrors nothing, within each argument's destination,
 /// never foreign files, nothing after a walk error, never an overlapping run's work.
-@Suite(.serialized) struct MirrorDeleteTests {
+@Suite struct MirrorDeleteTests {
   static func files(_ summary: [String: Any], _ key: String) -> Int? {
     ((summary["files"] as? [String: Any])?[key] as? NSNumber)?.intValue
   }

@@ -5,7 +5,7 @@ import Testing
 
 /// A mirror is a backup (issue 11): `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
 /// entry by entry, arguments map as rsync's, re-runs change nothing.
-@Suite(.serialized) struct MirrorRoundTripTests {
+@Suite struct MirrorRoundTripTests {
   /// Runs a Python script in `folder` (raw names, FIFOs, nanosecond times, hard links).
   static func python(_ script: String, in folder: TemporaryFolder) throws {
     let result = try Shell.run(

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Re-runs (spec §4) and `--rm`.
-@Suite(.serialized) struct ReRunAndRemoveTests {
+@Suite struct ReRunAndRemoveTests {
   static func identity(_ path: String) -> (inode: UInt, seconds: Int, nanoseconds: Int, change: Int)
   {
     var status = stat()

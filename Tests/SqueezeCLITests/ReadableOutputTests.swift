@@ -6,7 +6,7 @@ import Testing
 /// What a person reads: summaries that make sense for empty and idle runs, files that grew,
 /// standard output left empty when standard input cannot be read, and one message for a
 /// read-only file system (a real read-only mount).
-@Suite(.serialized) struct ReadableOutputTests {
+@Suite struct ReadableOutputTests {
   @Test func anEmptyFileAndAnIdleRunGetSummariesWithoutZeros() throws {
     let folder = TemporaryFolder("empty-summary")
     try folder.write("in/empty", [])

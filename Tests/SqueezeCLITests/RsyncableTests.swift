@@ -8,7 +8,7 @@ import Testing
 
 /// `--rsyncable` end to end: chunk boundaries chosen by the content, the same bytes from every
 /// path, standard gzip that restores, and small changes that stay small in the output.
-@Suite(.serialized) struct RsyncableTests {
+@Suite struct RsyncableTests {
   /// Text, random bytes, a run of zeros (cut at the maximum) and text again: about 3 MB.
   static let data =
     TestData.text(2_000_000, seed: 31) + TestData.random(300_000, seed: 32)

@@ -5,7 +5,7 @@ import Testing
 
 /// `--include`, `--exclude`, `--older-than`, `--shard`, `--one-file-system`, the small
 /// gzip options, `--json`, and an unusable output folder.
-@Suite(.serialized) struct SelectionAndReportingTests {
+@Suite struct SelectionAndReportingTests {
   @Test func includeAndExcludeSelectFilesAndPruneFolders() throws {
     let folder = TemporaryFolder("filters")
     for path in [
