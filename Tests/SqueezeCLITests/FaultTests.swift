@@ -365,12 +365,16 @@ import Testing
         folder.url("in"),
       ])
     #expect(made.status == 0)
+    // Two workers, whatever the machine's cores, so the peak does not grow with them.
     let result = try Shell.sh(
-      "ulimit -n 64; /usr/bin/time -f '%M' \(Shell.quote(SqueezeBinary.path)) -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in/")))"
+      "ulimit -n 64; /usr/bin/time -f '%M' \(Shell.quote(SqueezeBinary.path)) -j 2 -o \(Shell.quote(folder.url("out"))) \(Shell.quote(folder.url("in/")))"
     )
     #expect(result.status == 0, "\(result.stderrText.suffix(500))")
     let peakKilobytes = Int(result.stderrText.split(separator: "\n").last ?? "") ?? 0
-    #expect(peakKilobytes > 0 && peakKilobytes < 200_000, "peak RSS \(peakKilobytes) KB")
+    // 1.5 times the peak of the debug build these tests run (55,220 KB measured; a release
+    // build peaks at about 46,000 KB): a listing or a plan that starts to grow per file
+    // (a few hundred bytes each is tens of MB here) fails it.
+    #expect(peakKilobytes > 0 && peakKilobytes < 83_000, "peak RSS \(peakKilobytes) KB")
     let outputs = try FileManager.default.contentsOfDirectory(atPath: folder.url("out"))
     #expect(outputs.count == 100_000)
     #expect(try SystemGzip.decompress(folder.url("out/f099999.gz")) == Array("file 99999\n".utf8))
