@@ -111,7 +111,8 @@ import Testing
       TemporaryFolder.files(in: folder.url("M")) == ["gone.txt.gz", "locked/inside.txt.gz"])
   }
 
-  @Test func anOverlappingRunsNewOutputIsKept() throws {
+  @Test(.tags(.slow), .systemTier)
+  func anOverlappingRunsNewOutputIsKept() throws {
     let folder = TemporaryFolder("overlap-delete")
     try folder.write("S/small.txt", text: "small")
     #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)

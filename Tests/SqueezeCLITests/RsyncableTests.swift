@@ -184,7 +184,7 @@ import Testing
   /// A big file's content-defined chunks compress on every core, the boundary scan's waits
   /// tracked: the task-state log stays consistent (running measured from the threads, no
   /// thread in two running spans) and every continuation is resumed.
-  @Test(arguments: Engine.allCases)
+  @Test(.tags(.slow), .systemTier, arguments: Engine.allCases)
   func aBigRsyncableFileCompressesChunkParallelWithItsScanTracked(engine: Engine) throws {
     let folder = TemporaryFolder("rsyncable-log")
     let bytes = TestData.text(8 << 20, seed: 43)

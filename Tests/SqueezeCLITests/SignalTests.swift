@@ -5,7 +5,7 @@ import Testing
 
 /// SIGINT, SIGTERM and SIGHUP mid-run: temporaries removed, the partial summary printed, and
 /// the process ends by the signal.
-@Suite struct SignalTests {
+@Suite(.tags(.slow), .systemTier) struct SignalTests {
   /// A folder big enough to still be working 300 ms after the start.
   static func busyFolder(_ folder: TemporaryFolder) throws {
     for index in 0..<400 {

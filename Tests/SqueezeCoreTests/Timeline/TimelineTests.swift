@@ -99,7 +99,8 @@ import Testing
     #expect(svg.contains("dir/file 1.txt"))
   }
 
-  @Test func aLogOf100000TasksDrawsUnder5Megabytes() throws {
+  @Test(.tags(.slow), .systemTier)
+  func aLogOf100000TasksDrawsUnder5Megabytes() throws {
     let data = try TaskLogData.parse(Self.syntheticLog(tasks: 100_000, duration: 30))
     let svg = TimelineRenderer(data: data).svg()
     #expect(svg.utf8.count < 5_000_000)
@@ -520,7 +521,8 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(onThreads.contains { ($0["name"] as? String)?.hasSuffix("· chunk 2") == true })
   }
 
-  @Test func aLogOf100000TasksDrawsSVGUnder5MBAndHTMLUnder10MB() throws {
+  @Test(.tags(.slow), .systemTier)
+  func aLogOf100000TasksDrawsSVGUnder5MBAndHTMLUnder10MB() throws {
     let model = try Self.model(Schema2Log.make(tasks: 100_000, duration: 30))
     let svg = TimelineRenderer(model: model).svg()
     #expect(svg.utf8.count < 5_000_000, "\(svg.utf8.count) bytes")
