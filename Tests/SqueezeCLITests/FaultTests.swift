@@ -234,8 +234,11 @@ import Testing
     try Self.busyFolder(folder)
     try folder.write("in/z-vanishes.txt", Array("here now".utf8))
     try folder.write("in/z-becomes-link.txt", Array("plain".utf8))
-    let result = try SqueezeBinary.run(["-j", "1", folder.url("in")]) { _ in
-      usleep(300_000)
+    // Once a temporary exists the files are listed and the big ones (largest first) are
+    // being compressed; the small z- files wait for them. A fixed delay was not enough
+    // under load: the files changed before they were listed, and the run never saw it.
+    let result = try SqueezeBinary.run(["-j", "1", folder.url("in")]) { pid in
+      SignalTests.waitForTemporary(under: folder.url("in"), pid: pid)
       unlink(folder.url("in/z-vanishes.txt"))
       unlink(folder.url("in/z-becomes-link.txt"))
       symlink("/etc/passwd", folder.url("in/z-becomes-link.txt"))
@@ -273,8 +276,10 @@ import Testing
   @Test func aFileThatShrinksWhileReadIsNotCompressed() throws {
     let folder = TemporaryFolder("shrinks")
     try folder.write("in/shrinking.bin", TestData.text(60_000_000, seed: 6))
-    let result = try SqueezeBinary.run(["-j", "1", "-9", folder.url("in")]) { _ in
-      usleep(400_000)
+    // Shrunk once its output's temporary exists (reading has begun), not after a fixed
+    // delay, which a loaded machine can outlast before the run even starts reading.
+    let result = try SqueezeBinary.run(["-j", "1", "-9", folder.url("in")]) { pid in
+      SignalTests.waitForTemporary(under: folder.url("in"), pid: pid)
       truncate(folder.url("in/shrinking.bin"), 1_000_000)
     }
     #expect(result.status == 1)
