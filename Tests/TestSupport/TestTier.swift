@@ -54,9 +54,4 @@ public enum TestMachine {
   /// which a tmpfs or a read-only bind mount is private to the command run inside.
   public static let canMountPrivately =
     isRoot && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
-
-  /// True when `program` (an absolute path) exists and may be run.
-  public static func has(_ program: String) -> Bool {
-    FileManager.default.isExecutableFile(atPath: program)
-  }
 }
