@@ -12,8 +12,9 @@ import Testing
 /// ended by a signal. Seeded: a failure names its seed, and `SQUEEZE_PROPERTY_SEED=<seed>`
 /// replays it.
 @Suite struct BinaryArgumentPropertyTests {
-  /// Runs per option and seed.
-  static let runs = 6
+  /// Runs per option and seed: 6, or the first of the same streams in the unit tier
+  /// (`scripts/test --unit`), which must stay quick.
+  static let runs = TestTier.isUnitOnly ? 1 : 6
 
   /// Every option that takes a value, by its synopsis, and the other places a value goes:
   /// the digits of a level after one dash, and `squeeze timeline`'s log and `-o`.

@@ -7,7 +7,7 @@ import Testing
 /// set with `taskset`, and a cgroup v1 CPU quota on a cgroup created for the test (this
 /// machine mounts the cpu controller as v1; the v2 layout is covered by
 /// `CPUAllowanceTests` with a fake root).
-@Suite(.serialized) struct CPUWidthTests {
+@Suite(.tags(.system), .systemTier) struct CPUWidthTests {
   /// The cgroup v1 cpu hierarchy, when one is mounted and writable.
   static let v1Hierarchy: String? = {
     let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""

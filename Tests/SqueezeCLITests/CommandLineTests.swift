@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The executable end to end: exit statuses, mirroring, skips, and no leftovers.
-@Suite(.serialized) struct CommandLineTests {
+@Suite struct CommandLineTests {
   @Test func successIsStatusZeroAndSilentWhenNotATerminal() throws {
     let folder = TemporaryFolder("ok")
     try folder.write("in/a.txt", text: "alpha")
@@ -165,7 +165,10 @@ import Testing
     #expect(everything.filter { $0.hasSuffix(".gz.gz") }.count == 50)
   }
 
-  @Test func anUnreadableFileFailsAloneWhenRunUnprivileged() throws {
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnreadableFileFailsAloneWhenRunUnprivileged() throws {
     let folder = TemporaryFolder("unreadable")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("in/a.txt", text: "readable a")

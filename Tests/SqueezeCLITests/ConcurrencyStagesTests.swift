@@ -8,7 +8,7 @@ import Testing
 
 /// The session's stages run for real: each isolation mode compresses the same folder into
 /// identical outputs, and its task-state log shows the stage's signature.
-@Suite(.serialized) struct ConcurrencyStagesTests {
+@Suite struct ConcurrencyStagesTests {
   /// A folder of 40 small files and one file of several 32 KiB blocks.
   static func makeFolder(_ folder: TemporaryFolder) throws -> Int {
     for index in 0..<40 {
@@ -205,7 +205,7 @@ import Testing
   /// `--isolation blocking` makes the durability syncs and the cold-cache reads on the pool
   /// threads that run the tasks; `nonisolated` leaves syncs to the publisher's thread. Seen
   /// with strace, whose thread ids are the log's.
-  @Test(arguments: [Isolation.blocking, .nonisolated])
+  @Test(.tags(.system), .systemTier, arguments: [Isolation.blocking, .nonisolated])
   func blockingCallsRunWhereTheModeSays(isolation: Isolation) throws {
     let folder = TemporaryFolder("blocking")
     for index in 0..<30 {
@@ -334,7 +334,7 @@ import Testing
 /// The task-state log is an output like any other: it never replaces someone's file, is
 /// never compressed by its own run, reaches the disk while the run goes on, and a failure
 /// to write it is a failed run.
-@Suite(.serialized) struct TaskLogFileTests {
+@Suite struct TaskLogFileTests {
   @Test func aFileThatIsNotATaskLogIsNeverReplaced() throws {
     let folder = TemporaryFolder("logsafe")
     let data = TestData.text(50_000, seed: 3)
@@ -498,7 +498,7 @@ import Testing
 
 /// Block-parallel compression: one member that gunzip reads, the same bytes whatever the
 /// width.
-@Suite(.serialized) struct BlockParallelTests {
+@Suite struct BlockParallelTests {
   @Test func outputIsIdenticalWhateverTheJobs() throws {
     let folder = TemporaryFolder("blocks")
     let text = TestData.text(1_500_000, seed: 5)

@@ -7,7 +7,7 @@ import Testing
 /// header), and the links and folders its manifest lists with the identity they still have.
 // Serialized: the kill -9 rounds time their kills against a run that should have both
 // cores; tests running beside it would only move where the kills land.
-@Suite(.serialized) struct DeleteOwnershipTests {
+@Suite struct DeleteOwnershipTests {
   static func files(_ summary: [String: Any], _ key: String) -> Int? {
     ((summary["files"] as? [String: Any])?[key] as? NSNumber)?.intValue
   }
@@ -260,7 +260,8 @@ import Testing
     return kinds
   }
 
-  @Test func killNineAtRandomMomentsNeverDeletesAForeignEntryAndTheMirrorEndsRight() throws {
+  @Test(.tags(.system, .slow), .systemTier)
+  func killNineAtRandomMomentsNeverDeletesAForeignEntryAndTheMirrorEndsRight() throws {
     let seed =
       ProcessInfo.processInfo.environment["SQUEEZE_KILL_SEED"].flatMap { UInt64($0) }
       ?? UInt64.random(in: 1...UInt64.max)

@@ -11,7 +11,7 @@ import Testing
 /// limit, the source mounted read-only). Together the shards of each cover a folder exactly
 /// once; which shard a file belongs to is computed here (FNV-1a 64 of its path below the
 /// argument), not taken from squeeze.
-@Suite(.serialized) struct DeploymentFileTests {
+@Suite(.tags(.system), .systemTier) struct DeploymentFileTests {
   // MARK: The systemd service and timer
 
   @Test func systemdUnitsPassSystemdAnalyzeVerifyWithAnInstalledSqueeze() throws {

@@ -7,7 +7,7 @@ import Testing
 /// durability kept: each published file's data synced before the rename that publishes it,
 /// with `--rm` the output's folder synced before the source is removed, with `--delete` the
 /// run's new outputs synced before the first deletion.
-@Suite struct DurabilityOrderTests {
+@Suite(.tags(.system), .systemTier) struct DurabilityOrderTests {
   /// One system call of the trace: where it started and where it returned (line numbers of
   /// the trace; the same line for a call strace did not split).
   struct Call {

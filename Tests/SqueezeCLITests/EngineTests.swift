@@ -6,7 +6,7 @@ import Testing
 /// Both engines (`--engine fast`, the default, and `--engine zlib`) write standard gzip that
 /// every reader restores, the zlib engine writes exactly the bytes squeeze always wrote, and
 /// a big file the fast engine wrote restores on every core.
-@Suite(.serialized) struct EngineTests {
+@Suite(.tags(.system), .systemTier) struct EngineTests {
   static let engines = ["fast", "zlib"]
 
   /// The files of the round trips: empty, one byte, 3 MiB of random data, sizes around the
@@ -206,7 +206,9 @@ import Testing
     )
     #expect(tested.status == 0, "\(tested.stderrText)")
     let peak = Int(tested.stderrText.split(separator: "\n").last ?? "") ?? 0
-    #expect(peak > 0 && peak < 100_000, "bounded memory: \(peak) KB")
+    // 1.5 times the 34,000 KB this run peaked at here (debug build); one chunk decoded whole
+    // would be 1 GiB.
+    #expect(peak > 0 && peak < 51_000, "bounded memory: \(peak) KB")
   }
 
   /// Every isolation stage and every width writes the same bytes, with each engine.

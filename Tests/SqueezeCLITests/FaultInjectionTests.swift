@@ -102,7 +102,7 @@ enum FaultShim {
   }
 }
 
-@Suite struct FaultInjectionTests {
+@Suite(.tags(.system), .systemTier) struct FaultInjectionTests {
   /// Writes the files of a small tree under `name`, each with mode 0644 and a modification
   /// time of its own.
   static func makeTree(_ name: String, in folder: TemporaryFolder) throws -> [String: [UInt8]] {
@@ -173,7 +173,7 @@ enum FaultShim {
 
 /// `scripts/faults/sweep`, run from the tests on a quick subset: one mode, four kinds of call,
 /// the first and the last call of each failing.
-@Suite struct FaultSweepTests {
+@Suite(.tags(.system), .systemTier) struct FaultSweepTests {
   static let sweep = FaultShim.repository + "/scripts/faults/sweep"
   static let canRun =
     FaultShim.canBuild && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")

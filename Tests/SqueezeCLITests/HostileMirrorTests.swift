@@ -7,7 +7,7 @@ import Testing
 /// as arguments, links already in the restore folder, names in gzip headers; nothing is ever
 /// written outside R or through a link. And folder modes that would block a user who is not
 /// root.
-@Suite(.serialized) struct HostileMirrorTests {
+@Suite(.tags(.system), .systemTier) struct HostileMirrorTests {
   /// A gzip file holding `text`, with `name` (slashes and all) as its FNAME: written by
   /// hand, as Python's gzip module would keep only the base name.
   static func gzip(_ text: String, name: String, at path: String) throws {
@@ -99,7 +99,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: folder.url("absolute-escape")))
   }
 
-  @Test func readOnlySourceFoldersNeverBlockAUserWhoIsNotRoot() throws {
+  @Test(.enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func readOnlySourceFoldersNeverBlockAUserWhoIsNotRoot() throws {
     let folder = TemporaryFolder("modes")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("S/ro/f.txt", text: "in a 0500 folder")

@@ -69,7 +69,7 @@ import Testing
 
 /// gzip headers and trailers whose numbers are at the ends of their fields (RFC 1952 section 2.3:
 /// MTIME and ISIZE are 32 bits, XLEN 16), through every mode that reads them.
-@Suite struct HostileGzipNumberTests {
+@Suite(.tags(.system), .systemTier) struct HostileGzipNumberTests {
   /// Writes the members of the test into `folder` with Python's zlib (an independent
   /// writer): each named for what is extreme in it.
   static func writeMembers(in folder: String) throws {

@@ -46,7 +46,9 @@ import Testing
   /// browser's tokenizer took `<!--<script>` as the start of an escaped script, so the
   /// element swallowed the page's code. A real browser runs the page: its code fills in the
   /// title and the legend.
-  @Test(.enabled(if: chromium != nil, "needs Debian's chromium (a real browser)"))
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: chromium != nil, "needs Debian's chromium (a real browser)"))
   func aNameThatIsMarkupLeavesThePageWorkingInABrowser() throws {
     let folder = TemporaryFolder("markup-page")
     let lines = [

@@ -5,7 +5,7 @@ import Testing
 
 /// Hostile trees: names, depth, links, loops, overlapping arguments, the output
 /// inside the input, hard links.
-@Suite(.serialized) struct HostileTreeTests {
+@Suite struct HostileTreeTests {
   /// Creates a file whose name is raw bytes (Foundation paths are text).
   static func writeRaw(_ folder: String, name: [UInt8], contents: [UInt8]) throws {
     let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name + [0]
@@ -63,7 +63,8 @@ import Testing
     #expect(listing.stdoutText.contains("line\\x0abreak"))
   }
 
-  @Test func pathsDeeperThanPathMaxWork() throws {
+  @Test(.tags(.system), .systemTier)
+  func pathsDeeperThanPathMaxWork() throws {
     let folder = TemporaryFolder("deep")
     // 30 levels of 200-byte names: a path of over 6,000 bytes.
     var path = folder.url("in")

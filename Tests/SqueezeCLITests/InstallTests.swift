@@ -9,7 +9,7 @@ import Testing
 /// pseudo-terminal, and fish's `complete -C`.
 ///
 /// The tests install the debug build (`--binary`), so they need no release build.
-@Suite(.serialized) struct InstallTests {
+@Suite(.tags(.system), .systemTier) struct InstallTests {
   /// The repository: three folders up from this file.
   static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().path

@@ -5,7 +5,7 @@ import Testing
 
 /// Every JSON object squeeze prints says `"schema": 2`, and its `ratio` is compressed ÷
 /// uncompressed, a fraction, whichever mode printed it.
-@Suite(.serialized) struct JSONSchemaTests {
+@Suite struct JSONSchemaTests {
   static func object(_ arguments: [String]) throws -> [String: Any] {
     let result = try SqueezeBinary.run(arguments)
     try #require(result.status == 0, "\(arguments): \(result.stderrText)")

@@ -118,7 +118,8 @@ import Testing
 
   /// A comment of 64 MiB is read past, not held: testing the file stays within a few MiB of
   /// squeeze's usual size (the whole comment in memory would be 64 MiB more).
-  @Test func aHugeCommentIsReadPastInBoundedMemory() throws {
+  @Test(.tags(.system), .systemTier)
+  func aHugeCommentIsReadPastInBoundedMemory() throws {
     let folder = TemporaryFolder("huge-comment")
     let payload = TestData.text(10_000)
     let gz = try folder.write(
@@ -126,7 +127,7 @@ import Testing
       try Self.file(payload, name: Array("a".utf8), commentBytes: 64 << 20, in: folder))
     let script = """
       import resource, subprocess, sys
-      result = subprocess.run([sys.argv[1], "-t", sys.argv[2]])
+      result = subprocess.run([sys.argv[1], "-t", "-j", "2", sys.argv[2]])
       print(result.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
       """
     let run = try Shell.run("/usr/bin/python3", ["-c", script, SqueezeBinary.path, gz])
@@ -135,6 +136,7 @@ import Testing
     }
     #expect(fields.first == 0, "\(run.stdoutText) \(run.stderrText)")
     let kilobytes = try #require(fields.last ?? nil)
-    #expect(kilobytes < 48 * 1024, "peak RSS \(kilobytes) KiB")
+    // 1.5 times the 25,016 KiB this run peaked at here (debug build, -j 2).
+    #expect(kilobytes < 37_500, "peak RSS \(kilobytes) KiB")
   }
 }

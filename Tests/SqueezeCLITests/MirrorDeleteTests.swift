@@ -5,7 +5,7 @@ import Testing
 
 /// `--delete`: prunes what mirrors nothing, within each argument's destination,
 /// never foreign files, nothing after a walk error, never an overlapping run's work.
-@Suite(.serialized) struct MirrorDeleteTests {
+@Suite struct MirrorDeleteTests {
   static func files(_ summary: [String: Any], _ key: String) -> Int? {
     ((summary["files"] as? [String: Any])?[key] as? NSNumber)?.intValue
   }
@@ -89,7 +89,10 @@ import Testing
     #expect((skipped?["total"] as? NSNumber)?.intValue == 0)
   }
 
-  @Test func anUnreadableSourceFolderMeansNothingIsDeleted() throws {
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnreadableSourceFolderMeansNothingIsDeleted() throws {
     let folder = TemporaryFolder("walk-error")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     try folder.write("S/gone.txt", text: "gone")
@@ -108,7 +111,8 @@ import Testing
       TemporaryFolder.files(in: folder.url("M")) == ["gone.txt.gz", "locked/inside.txt.gz"])
   }
 
-  @Test func anOverlappingRunsNewOutputIsKept() throws {
+  @Test(.tags(.slow), .systemTier)
+  func anOverlappingRunsNewOutputIsKept() throws {
     let folder = TemporaryFolder("overlap-delete")
     try folder.write("S/small.txt", text: "small")
     #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
@@ -133,7 +137,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: late))
   }
 
-  @Test func killNineDuringADeleteRunLosesNothing() throws {
+  @Test(.tags(.system, .slow), .systemTier)
+  func killNineDuringADeleteRunLosesNothing() throws {
     let folder = TemporaryFolder("kill-delete")
     var contents: [String: [UInt8]] = [:]
     for index in 0..<600 {

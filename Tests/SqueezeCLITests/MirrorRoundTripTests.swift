@@ -5,7 +5,7 @@ import Testing
 
 /// A mirror is a backup: `squeeze -d -o R M/` after `squeeze -o M S/` gives S back
 /// entry by entry, arguments map as rsync's, re-runs change nothing.
-@Suite(.serialized) struct MirrorRoundTripTests {
+@Suite struct MirrorRoundTripTests {
   /// Runs a Python script in `folder` (raw names, FIFOs, nanosecond times, hard links).
   static func python(_ script: String, in folder: TemporaryFolder) throws {
     let result = try Shell.run(
@@ -61,7 +61,8 @@ import Testing
     os.utime('S', ns=(1_600_000_000_000_000_005, 1_600_000_000_000_000_005))
     """
 
-  @Test func aTreeOfEveryKindRoundTripsEntryByEntryAndAgainChangesNothing() throws {
+  @Test(.tags(.system), .systemTier)
+  func aTreeOfEveryKindRoundTripsEntryByEntryAndAgainChangesNothing() throws {
     let folder = TemporaryFolder("every-kind")
     try Self.python(Self.everyKind, in: folder)
     let source = TreeSnapshot(folder.url("S"))

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `-d`, `-t` and `-l` on files made by gzip, pigz and squeeze.
-@Suite(.serialized) struct ModesTests {
+@Suite struct ModesTests {
   static func mtime(_ path: String) -> timespec {
     var status = stat()
     stat(path, &status)
@@ -19,7 +19,8 @@ import Testing
     utimensat(AT_FDCWD, path, &times, 0)
   }
 
-  @Test func decompressesGzipPigzAndConcatenatedMembers() throws {
+  @Test(.tags(.system), .systemTier)
+  func decompressesGzipPigzAndConcatenatedMembers() throws {
     let folder = TemporaryFolder("decompress")
     let one = TestData.text(200_000, seed: 1)
     let two = TestData.random(70_000, seed: 2)
@@ -169,7 +170,7 @@ import Testing
 }
 
 /// What the first new-user tryout found in the modes, kept as tests.
-@Suite(.serialized) struct ModesEdgeTests {
+@Suite struct ModesEdgeTests {
   @Test func listDecodesWholeFilesLikeGzip112() throws {
     let folder = TemporaryFolder("list-exact")
     let one = try Shell.run("/bin/gzip", ["-c"], input: Array("one\n".utf8)).stdout

@@ -7,7 +7,7 @@ import Testing
 /// Outputs get their source's permission bits whatever creates the file with fewer: the
 /// umask, or a folder's default ACL (temporaries are created with the final bits only when
 /// neither can change them; otherwise `fchmod` sets them).
-@Suite struct PermissionTests {
+@Suite(.tags(.system), .systemTier) struct PermissionTests {
   static let modes: [(name: String, mode: mode_t)] = [
     ("shared.txt", 0o644), ("script.sh", 0o755), ("private.txt", 0o600), ("group.txt", 0o664),
   ]

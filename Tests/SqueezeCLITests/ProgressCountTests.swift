@@ -5,7 +5,7 @@ import Testing
 
 /// Progress counts this run's work, end to end: what the task log's `start` event
 /// records is what the reporter was given, and small files finish while big ones go first.
-@Suite(.serialized) struct ProgressCountTests {
+@Suite struct ProgressCountTests {
   /// The events of a task log.
   static func events(_ path: String) throws -> [[String: Any]] {
     try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap {

@@ -6,7 +6,7 @@ import Testing
 /// What a person reads: summaries that make sense for empty and idle runs, files that grew,
 /// standard output left empty when standard input cannot be read, and one message for a
 /// read-only file system (a real read-only mount).
-@Suite(.serialized) struct ReadableOutputTests {
+@Suite struct ReadableOutputTests {
   @Test func anEmptyFileAndAnIdleRunGetSummariesWithoutZeros() throws {
     let folder = TemporaryFolder("empty-summary")
     try folder.write("in/empty", [])
@@ -62,10 +62,11 @@ import Testing
     #expect(mem.stdout.isEmpty)
   }
 
-  @Test func aReadOnlyFileSystemIsReportedOnceAndTheRunGoesOn() throws {
-    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-      return
-    }
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(
+      if: TestMachine.canMountPrivately, "needs root and unshare for a private read-only mount"))
+  func aReadOnlyFileSystemIsReportedOnceAndTheRunGoesOn() throws {
     let folder = TemporaryFolder("read-only")
     for index in 0..<50 { try folder.write("ro/sub\(index % 3)/f\(index).txt", TestData.text(500)) }
     try folder.write("rw/x.txt", TestData.text(5000))

@@ -5,7 +5,7 @@ import Testing
 
 /// squeeze's outputs are standard gzip: the system's gzip restores every byte, the name and
 /// the modification time.
-@Suite(.serialized) struct RoundTripTests {
+@Suite struct RoundTripTests {
   /// A file content for a round trip, generated when the test runs (and named, not dumped,
   /// in the test log).
   enum Content: String, CaseIterable, Sendable {

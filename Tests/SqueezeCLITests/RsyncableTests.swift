@@ -10,7 +10,7 @@ import Testing
 
 /// `--rsyncable` end to end: chunk boundaries chosen by the content, the same bytes from every
 /// path, standard gzip that restores, and small changes that stay small in the output.
-@Suite(.serialized) struct RsyncableTests {
+@Suite struct RsyncableTests {
   /// Text, random bytes, a run of zeros (cut at the maximum) and text again: about 3 MB.
   static let data =
     TestData.text(2_000_000, seed: 31) + TestData.random(300_000, seed: 32)
@@ -186,7 +186,7 @@ import Testing
   /// A big file's content-defined chunks compress on every core, the boundary scan's waits
   /// tracked: the task-state log stays consistent (running measured from the threads, no
   /// thread in two running spans) and every continuation is resumed.
-  @Test(arguments: Engine.allCases)
+  @Test(.tags(.slow), .systemTier, arguments: Engine.allCases)
   func aBigRsyncableFileCompressesChunkParallelWithItsScanTracked(engine: Engine) throws {
     let folder = TemporaryFolder("rsyncable-log")
     let bytes = TestData.text(8 << 20, seed: 43)

@@ -5,7 +5,7 @@ import Testing
 
 /// `--include`, `--exclude`, `--older-than`, `--shard`, `--one-file-system`, the small
 /// gzip options, `--json`, and an unusable output folder.
-@Suite(.serialized) struct SelectionAndReportingTests {
+@Suite struct SelectionAndReportingTests {
   @Test func includeAndExcludeSelectFilesAndPruneFolders() throws {
     let folder = TemporaryFolder("filters")
     for path in [
@@ -83,10 +83,10 @@ import Testing
     #expect(emptySuffix.status == 64)
   }
 
-  @Test func oneFileSystemStaysOnTheArgumentsFileSystem() throws {
-    guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
-      return
-    }
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.canMountPrivately, "needs root and unshare for a private tmpfs mount"))
+  func oneFileSystemStaysOnTheArgumentsFileSystem() throws {
     let folder = TemporaryFolder("onefs")
     try folder.write("in/top.txt", Array("top".utf8))
     try folder.makeFolder("in/mnt")
@@ -133,7 +133,10 @@ import Testing
     #expect(list.first?["cause"] == "No such file or directory (errno 2)")
   }
 
-  @Test func anUnusableOutputFolderStopsTheRunAtOnce() throws {
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func anUnusableOutputFolderStopsTheRunAtOnce() throws {
     let folder = TemporaryFolder("bad-output")
     let binary = try SqueezeBinary.publicCopy(in: folder)
     for index in 0..<20 { try folder.write("in/f\(index).txt", Array("x".utf8)) }

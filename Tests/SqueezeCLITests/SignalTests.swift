@@ -5,7 +5,7 @@ import Testing
 
 /// SIGINT, SIGTERM and SIGHUP mid-run: temporaries removed, the partial summary printed, and
 /// the process ends by the signal.
-@Suite(.serialized) struct SignalTests {
+@Suite(.tags(.slow), .systemTier) struct SignalTests {
   /// A folder big enough to still be working 300 ms after the start.
   static func busyFolder(_ folder: TemporaryFolder) throws {
     for index in 0..<400 {
@@ -70,26 +70,35 @@ import Testing
     TwoSignals(first: SIGHUP, second: SIGTERM, status: 143, extra: ["--rm"]),
   ])
   func aSecondSignalStillRemovesEveryTemporary(signals: TwoSignals) throws {
-    let folder = TemporaryFolder("two-signals")
-    try Self.slowFolder(folder)
-    let extra = signals.extra.map { $0 == "M" ? folder.url("M") : $0 }
-    let result = try SqueezeBinary.run(["-9", "-j", "2"] + extra + [folder.url("in")]) { pid in
-      SignalTests.waitForTemporary(under: folder.path, pid: pid)
-      kill(pid, signals.first)
-      // Apart enough to arrive as two signals, not one the kernel merged; the first's
-      // orderly stop (running chunks finish first) is still under way.
-      usleep(2000)
-      kill(pid, signals.second)
+    // The second signal is sent 2 ms after the first, while the first's orderly stop
+    // (running chunks finish first) is usually still under way; on a loaded machine the
+    // stop can end first, and the run dies of the first signal. Such a round is clean
+    // too, but it did not test a second signal: rounds go on until one did.
+    var secondArrived = false
+    for round in 1...5 where !secondArrived {
+      let folder = TemporaryFolder("two-signals")
+      try Self.slowFolder(folder)
+      let extra = signals.extra.map { $0 == "M" ? folder.url("M") : $0 }
+      let result = try SqueezeBinary.run(["-9", "-j", "2"] + extra + [folder.url("in")]) { pid in
+        SignalTests.waitForTemporary(under: folder.path, pid: pid)
+        kill(pid, signals.first)
+        // Apart enough to arrive as two signals, not one the kernel merged.
+        usleep(2000)
+        kill(pid, signals.second)
+      }
+      let context = "round \(round): \(result.status) \(result.stderrText)"
+      #expect(result.signal == signals.second || result.signal == signals.first, "\(context)")
+      secondArrived = result.signal == signals.second
+      if secondArrived { #expect(result.status == signals.status, "\(context)") }
+      #expect(
+        TemporaryLifetimeTests.temporaries(under: folder.path).isEmpty,
+        "\(context): \(TemporaryLifetimeTests.temporaries(under: folder.path))")
+      let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+      for output in everything.filter({ $0.hasSuffix(".gz") }) {
+        #expect(try SystemGzip.accepts(folder.url(output)), "\(context): \(output) is whole")
+      }
     }
-    #expect(result.signal == signals.second, "\(result.status) \(result.stderrText)")
-    #expect(result.status == signals.status)
-    #expect(
-      TemporaryLifetimeTests.temporaries(under: folder.path).isEmpty,
-      "\(TemporaryLifetimeTests.temporaries(under: folder.path))")
-    let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
-    for output in everything.filter({ $0.hasSuffix(".gz") }) {
-      #expect(try SystemGzip.accepts(folder.url(output)), "\(output) is whole")
-    }
+    #expect(secondArrived, "in five rounds the run always ended before the second signal")
   }
 
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/timeout")))

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `-c` and standard input, block-parallel, as gzip's streams.
-@Suite(.serialized) struct StreamTests {
+@Suite struct StreamTests {
   @Test func standardInputRoundTripsThroughPipes() throws {
     let data = TestData.text(700_000, seed: 11)
     let compressed = try SqueezeBinary.run(["--block-size", "64K", "-j", "3"], input: data)

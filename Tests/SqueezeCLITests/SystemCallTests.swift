@@ -6,7 +6,7 @@ import Testing
 
 /// The per-file system-call budget of compressing a folder of small files, counted
 /// with `strace -f -c` on a real run. A call added to the per-file path fails this test.
-@Suite(.serialized) struct SystemCallTests {
+@Suite(.tags(.system), .systemTier) struct SystemCallTests {
   /// Counts each system call of `squeeze arguments` (all threads).
   static func countCalls(_ arguments: [String], in folder: TemporaryFolder) throws -> [String: Int]
   {

@@ -60,7 +60,7 @@ final class FolderSwapper: Sendable {
 /// the folder they were made in), whatever happens to that folder meanwhile.
 // Serialized: each test keeps both cores busy with squeeze and a swapping thread; side by
 // side they would only slow each other down.
-@Suite(.serialized) struct TemporaryLifetimeTests {
+@Suite(.tags(.slow), .systemTier) struct TemporaryLifetimeTests {
   /// Every squeeze temporary below `path`.
   static func temporaries(under path: String) -> [String] {
     TemporaryFolder.squeezeTemporaries(under: path)

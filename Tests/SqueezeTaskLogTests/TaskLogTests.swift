@@ -235,7 +235,7 @@ import Testing
 
 /// Thread states come from /proc/self/task: a thread spinning is running, one waiting on a
 /// semaphore (futex) is idle, one reading an empty pipe is blocked in `read`.
-@Suite(.serialized) struct ThreadStatesTests {
+@Suite struct ThreadStatesTests {
   final class Flag: Sendable {
     let state = Lock((tid: Int32(0), stop: false))
   }

@@ -226,7 +226,7 @@ import Testing
     for word in ["<!--", "<script", "</script"] { #expect(!code.contains(word)) }
   }
 
-  @Test(arguments: names)
+  @Test(.tags(.system), .systemTier, arguments: names)
   func theSVGIsWellFormedXMLWithTheNameAsText(name: String) throws {
     let model = TimelineModel(data: try TaskLogData.parse(Self.log(name)))
     let folder = TemporaryFolder("markup-svg")

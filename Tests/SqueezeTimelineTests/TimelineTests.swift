@@ -100,7 +100,8 @@ import Testing
     #expect(svg.contains("dir/file 1.txt"))
   }
 
-  @Test func aLogOf100000TasksDrawsUnder5Megabytes() throws {
+  @Test(.tags(.slow), .systemTier)
+  func aLogOf100000TasksDrawsUnder5Megabytes() throws {
     let data = try TaskLogData.parse(Self.syntheticLog(tasks: 100_000, duration: 30))
     let svg = TimelineRenderer(data: data).svg()
     #expect(svg.utf8.count < 5_000_000)
@@ -515,7 +516,8 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(onThreads.contains { ($0["name"] as? String)?.hasSuffix("· chunk 2") == true })
   }
 
-  @Test func aLogOf100000TasksDrawsSVGUnder5MBAndHTMLUnder10MB() throws {
+  @Test(.tags(.slow), .systemTier)
+  func aLogOf100000TasksDrawsSVGUnder5MBAndHTMLUnder10MB() throws {
     let model = try Self.model(Schema2Log.make(tasks: 100_000, duration: 30))
     let svg = TimelineRenderer(model: model).svg()
     #expect(svg.utf8.count < 5_000_000, "\(svg.utf8.count) bytes")
@@ -560,7 +562,8 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(!html.contains("<script src"), "no external script")
   }
 
-  @Test func thePageRunsAndTellsTheSameStoriesAsTheSVG() throws {
+  @Test(.tags(.system), .systemTier)
+  func thePageRunsAndTellsTheSameStoriesAsTheSVG() throws {
     let node = try Shell.run("/usr/bin/env", ["node", "--version"])
     try #require(node.status == 0, "node (Debian's nodejs) runs the page's script")
     let model = try Self.model(Schema2Log.make(tasks: 40, duration: 1))

@@ -10,8 +10,9 @@ import Testing
 /// can be run (the selection's cutoff, the width). Seeded: a failure names its seed, and
 /// `SQUEEZE_PROPERTY_SEED=<seed>` replays it.
 @Suite struct ArgumentPropertyTests {
-  /// Command lines per seed.
-  static let iterations = 3000
+  /// Command lines per seed: 3000, or the first 300 of the same streams in the unit tier
+  /// (`scripts/test --unit`), which must stay quick.
+  static let iterations = TestTier.isUnitOnly ? 300 : 3000
 
   /// The options that take a value.
   static let valued = OptionTable.options.filter { $0.valueLabel != nil }

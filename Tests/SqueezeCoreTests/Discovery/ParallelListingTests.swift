@@ -9,7 +9,7 @@ import Testing
 /// Folders read on several threads (``ParallelListing``) give exactly the list, skips,
 /// failures and warnings of the serial walk, and a folder reached twice (a bind mount) makes
 /// the walk serial again.
-@Suite(.serialized)
+@Suite
 struct ParallelListingTests {
   /// A walk's result in a comparable shape: every list in its order.
   struct Summary: Equatable, CustomStringConvertible {
@@ -124,23 +124,36 @@ struct ParallelListingTests {
   /// The calling thread records each folder when its turn comes and waits when the folder
   /// is still being read: a helper that finishes between the caller's look and its wait
   /// must still wake it. Folders without subfolders leave nothing else to read, so a missed
-  /// wake-up there would hang the walk; thousands of walks of many such folders meet that
-  /// moment (the listing hung on it in a run of the suite: it looked at the turn and decided
-  /// to wait under two locks).
-  // The limit only catches a hang, which never ends: the 5,000 walks take under a minute
-  // alone in a debug build, and took 207 s beside the rest of the suite and other builds
-  // on a loaded 2-core machine.
-  @Test(.timeLimit(.minutes(10)))
-  func manyWalksOfManyLeafFoldersAllEnd() throws {
+  /// wake-up there would hang the walk; many walks of many such folders meet that moment
+  /// (the listing hung on it in a run of the suite: it looked at the turn and decided to
+  /// wait under two locks). Walks `walks` times a folder of 40 leaf folders on two threads.
+  static func walkLeafFoldersRepeatedly(_ walks: Int) throws {
     let folder = TemporaryFolder("listing-leaves")
     for index in 0..<40 { try folder.write("in/\(index)/f", [UInt8(index)]) }
     let serial = try Self.walk(folder.url("in"), threads: 1)
-    for _ in 0..<5000 {
-      #expect(try Self.walk(folder.url("in"), threads: 2) == serial)
+    for walk in 0..<walks {
+      let parallel = try Self.walk(folder.url("in"), threads: 2)
+      #expect(parallel == serial, "walk \(walk)")
+      if parallel != serial { break }
     }
   }
 
-  @Test(.enabled(if: getuid() == 0, "bind mounts need root"))
+  // The time limits below are hang guards, not measurements: a missed wake-up never ends,
+  // and each limit is far above what the walks take on a loaded machine.
+
+  /// A few hundred walks: the unit tier's share of ``walkLeafFoldersRepeatedly(_:)``.
+  @Test(.timeLimit(.minutes(10)))
+  func manyWalksOfManyLeafFoldersAllEnd() throws {
+    try Self.walkLeafFoldersRepeatedly(500)
+  }
+
+  /// Thousands of walks, which met the missed wake-up when it was there.
+  @Test(.tags(.slow), .systemTier, .timeLimit(.minutes(30)))
+  func thousandsOfWalksOfManyLeafFoldersAllEnd() throws {
+    try Self.walkLeafFoldersRepeatedly(5000)
+  }
+
+  @Test(.tags(.system), .systemTier, .enabled(if: getuid() == 0, "bind mounts need root"))
   func aFolderReachedTwiceThroughABindMountIsListedOnceAsSerially() throws {
     let folder = TemporaryFolder("listing-bind")
     try folder.write("in/a/f", [1])
@@ -156,7 +169,7 @@ struct ParallelListingTests {
     #expect(Array(serial.files.map(Self.path).prefix(2)) == ["\(top)/a/f", "\(top)/a/b/g"])
   }
 
-  @Test(.enabled(if: getuid() == 0, "bind mounts need root"))
+  @Test(.tags(.system), .systemTier, .enabled(if: getuid() == 0, "bind mounts need root"))
   func aBindMountOfAnAncestorIsALoopAsSerially() throws {
     let folder = TemporaryFolder("listing-loop")
     try folder.write("in/a/f", [1])

@@ -7,7 +7,7 @@ import Testing
 
 /// Progress counts this run's work: the numbers the reporter is given come from
 /// the plan, which leaves up-to-date files out of the totals and counts them apart.
-@Suite(.serialized) struct ProgressTotalsTests {
+@Suite struct ProgressTotalsTests {
   /// Plans a run of `arguments` the way ``RunCommand`` does, without running it.
   static func plan(
     _ arguments: [String], mirror: String?, removesSources: Bool = false
