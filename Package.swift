@@ -5,7 +5,7 @@
 // Targets (see README.md, "Layout"):
 //   CZlib        system library: zlib through pkg-config (Debian's zlib1g-dev)
 //   CLibdeflate  system library: libdeflate, linked statically (Debian's libdeflate-dev)
-//   CIsal        system library: ISA-L's inflate through pkg-config (Debian's libisal-dev)
+//   CIsal        system library: ISA-L's deflate and inflate via pkg-config (Debian's libisal-dev)
 //   SqueezeEngines  the engine seam: deflate and inflate behind two protocols, with the
 //                zlib, libdeflate and ISA-L adapters; the only module that imports them
 //   CSystem      system library: Linux calls glibc's Swift module does not export
