@@ -4,6 +4,7 @@
 #pragma once
 #include <fcntl.h>
 #include <pthread.h>
+#include <string.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <sys/ioctl.h>
@@ -77,6 +78,29 @@ static inline int squeeze_terminal_columns(int fd) {
   struct winsize size;
   if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
   return size.ws_col;
+}
+
+/// name_to_handle_at(2) on the file open as `fd` itself (AT_EMPTY_PATH; an O_PATH
+/// descriptor opened with O_NOFOLLOW on a symbolic link names the link): the file system's
+/// handle for the file, which holds its inode number and the inode's generation (a new one
+/// each time the number is reused). Writes the handle's type to `type` and its bytes to
+/// `bytes` (room for `capacity`; the kernel's MAX_HANDLE_SZ is 128) and returns their count,
+/// or -1 with errno: EOPNOTSUPP when the file system gives no handles, EOVERFLOW when
+/// `capacity` is too small.
+static inline int squeeze_file_handle(int fd, int *type, unsigned char *bytes,
+                                      unsigned int capacity) {
+  struct {
+    unsigned int handle_bytes;
+    int handle_type;
+    unsigned char f_handle[128];
+  } handle;
+  int mount_id = 0;
+  handle.handle_bytes = capacity < 128 ? capacity : 128;
+  // AT_EMPTY_PATH is 0x1000 (glibc shows the name only with _GNU_SOURCE).
+  if (syscall(SYS_name_to_handle_at, fd, "", &handle, &mount_id, 0x1000) != 0) return -1;
+  *type = handle.handle_type;
+  memcpy(bytes, handle.f_handle, handle.handle_bytes);
+  return (int)handle.handle_bytes;
 }
 
 static const unsigned int SQUEEZE_RENAME_NOREPLACE = RENAME_NOREPLACE;

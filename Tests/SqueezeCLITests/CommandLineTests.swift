@@ -158,7 +158,7 @@ import Testing
     #expect(try SqueezeBinary.run(["-j", "4", folder.url("in")]).status == 0)
     #expect(try SqueezeBinary.run(["-o", folder.url("out"), folder.url("in/")]).status == 0)
     let everything = (try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []
-    #expect(everything.filter { $0.contains(".squeeze-") }.isEmpty)
+    #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty)
     // 50 beside the sources, 50 in the mirror, and the mirror's wrapped copies of the 50
     // beside the sources.
     #expect(everything.filter { $0.hasSuffix(".gz") && !$0.hasSuffix(".gz.gz") }.count == 100)

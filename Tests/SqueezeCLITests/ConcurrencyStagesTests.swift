@@ -308,10 +308,13 @@ import Testing
     try folder.write("bogus.jsonl", text: "not json\n")
     let bad = try SqueezeBinary.run(["timeline", folder.url("bogus.jsonl")])
     #expect(bad.status == 1)
-    #expect(bad.stderrText.contains("bogus.jsonl: not a task-state log: line 1: not a JSON object"))
+    #expect(
+      bad.stderrText == "squeeze: '\(folder.url("bogus.jsonl"))': line 1: not a JSON object\n")
     let missing = try SqueezeBinary.run(["timeline", folder.url("nope.jsonl")])
     #expect(missing.status == 1)
-    #expect(missing.stderrText.contains("nope.jsonl: cannot read: No such file or directory"))
+    #expect(
+      missing.stderrText.contains(
+        "cannot read '\(folder.url("nope.jsonl"))': No such file or directory (errno 2)"))
   }
 
   @Test func anUnwritableTaskLogStopsTheRunAtOnce() throws {

@@ -335,9 +335,9 @@ import Testing
       try folder.write("gz/flipped-\(index).gz", flipped)
     }
     try folder.write("gz/notgzip.gz", Array("plain text".utf8))
-    // And every input the fuzzer saved (Tests/Fuzz/regressions).
+    // And every input the gzip reader's fuzzer saved (Tests/Fuzz/regressions/decoder).
     let regressions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent("Fuzz/regressions")
+      .deletingLastPathComponent().appendingPathComponent("Fuzz/regressions/decoder")
     for name in try FileManager.default.contentsOfDirectory(atPath: regressions.path) {
       try folder.write(
         "gz/fuzz-\(name.prefix(14)).gz",

@@ -12,7 +12,7 @@ import Testing
   static func snapshot(_ folder: String) throws -> [String: UInt64] {
     var result: [String: UInt64] = [:]
     for path in TemporaryFolder.files(in: folder)
-    where !path.hasSuffix(".gz") && !path.contains(".squeeze-") {
+    where !path.hasSuffix(".gz") && !TemporaryFolder.isSqueezeTemporary(path) {
       result[path] = FNV1a.hash64(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + path)))
     }
     return result
@@ -40,9 +40,7 @@ import Testing
   }
 
   static func temporaries(in folder: String) -> [String] {
-    ((try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []).filter {
-      $0.contains(".squeeze-")
-    }
+    TemporaryFolder.squeezeTemporaries(under: folder)
   }
 
   @Test func killNineAtRandomMomentsLosesNothing() throws {

@@ -230,7 +230,7 @@ import Testing
       try complete("squeeze --isolation ") == [
         "actor", "blocking", "detached", "main-actor", "nonisolated",
       ])
-    #expect(try complete("squeeze timeline --") == ["--help", "--output"])
+    #expect(try complete("squeeze timeline --") == ["--force", "--help", "--output"])
     #expect(try complete("squeeze a.") == ["a.txt"])
   }
 

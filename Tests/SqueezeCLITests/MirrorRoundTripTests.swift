@@ -252,7 +252,7 @@ import Testing
     #expect(try SystemGzip.decompress(folder.url("M/full.gz")) == Array("full is a file now".utf8))
     #expect(!FileManager.default.fileExists(atPath: folder.url("M/x.gz")), "x's old output pruned")
     let everything = (try FileManager.default.subpathsOfDirectory(atPath: folder.url("M")))
-    #expect(everything.filter { $0.contains(".squeeze-") }.isEmpty, "\(everything)")
+    #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "\(everything)")
   }
 
   @Test func aRestoreReRunIsIncrementalAndRemoveNeverTrustsTheQuickCheck() throws {

@@ -26,9 +26,88 @@ import Testing
     #expect(result.status == status)
     #expect(result.stderrText.contains("interrupted"), "the partial summary: \(result.stderrText)")
     let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
-    #expect(everything.filter { $0.contains(".squeeze-") }.isEmpty, "no temporaries left")
+    #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "no temporaries left")
     for output in everything.filter({ $0.hasSuffix(".gz") }) {
       #expect(try SystemGzip.accepts(folder.url(output)), "\(output) is whole")
     }
+  }
+
+  /// Big files (each compressed chunk by chunk, its temporary open for seconds) and many
+  /// small ones.
+  static func slowFolder(_ folder: TemporaryFolder) throws {
+    for index in 0..<4 {
+      try folder.write("in/big\(index).txt", TestData.text(12_000_000, seed: UInt64(100 + index)))
+    }
+    for index in 0..<200 {
+      try folder.write("in/d\(index % 5)/f\(index).txt", TestData.text(20_000, seed: UInt64(index)))
+    }
+  }
+
+  /// Waits until a squeeze temporary exists below `path` (the run is writing), or the
+  /// process `pid` is gone, or a minute has passed (a guard, not a measurement).
+  static func waitForTemporary(under path: String, pid: Int32) {
+    for _ in 0..<60_000 {
+      if !TemporaryLifetimeTests.temporaries(under: path).isEmpty { return }
+      if kill(pid, 0) != 0 { return }
+      usleep(1000)
+    }
+  }
+
+  /// How a run that gets two signals was started.
+  struct TwoSignals: Sendable, CustomTestStringConvertible {
+    var first: Int32
+    var second: Int32
+    var status: Int32
+    var extra: [String]
+    var testDescription: String {
+      "signals \(first) then \(second) \(extra.joined(separator: " "))"
+    }
+  }
+
+  @Test(arguments: [
+    TwoSignals(first: SIGINT, second: SIGINT, status: 130, extra: []),
+    TwoSignals(first: SIGTERM, second: SIGINT, status: 130, extra: ["-o", "M"]),
+    TwoSignals(first: SIGHUP, second: SIGTERM, status: 143, extra: ["--rm"]),
+  ])
+  func aSecondSignalStillRemovesEveryTemporary(signals: TwoSignals) throws {
+    let folder = TemporaryFolder("two-signals")
+    try Self.slowFolder(folder)
+    let extra = signals.extra.map { $0 == "M" ? folder.url("M") : $0 }
+    let result = try SqueezeBinary.run(["-9", "-j", "2"] + extra + [folder.url("in")]) { pid in
+      SignalTests.waitForTemporary(under: folder.path, pid: pid)
+      kill(pid, signals.first)
+      // Apart enough to arrive as two signals, not one the kernel merged; the first's
+      // orderly stop (running chunks finish first) is still under way.
+      usleep(2000)
+      kill(pid, signals.second)
+    }
+    #expect(result.signal == signals.second, "\(result.status) \(result.stderrText)")
+    #expect(result.status == signals.status)
+    #expect(
+      TemporaryLifetimeTests.temporaries(under: folder.path).isEmpty,
+      "\(TemporaryLifetimeTests.temporaries(under: folder.path))")
+    let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+    for output in everything.filter({ $0.hasSuffix(".gz") }) {
+      #expect(try SystemGzip.accepts(folder.url(output)), "\(output) is whole")
+    }
+  }
+
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/timeout")))
+  func timeoutSendingTwoInterruptsLeavesNoTemporary() throws {
+    let folder = TemporaryFolder("timeout-int")
+    try Self.slowFolder(folder)
+    // SIGALRM is what timeout gets when its time is up: it then sends SIGINT to squeeze and
+    // again to its process group (squeeze gets two).
+    let result = try Shell.run(
+      "/usr/bin/timeout",
+      ["--preserve-status", "-s", "INT", "3600", SqueezeBinary.path, "-9", folder.url("in")]
+    ) { pid in
+      SignalTests.waitForTemporary(under: folder.path, pid: pid)
+      kill(pid, SIGALRM)
+    }
+    #expect(result.status == 130, "\(result.stderrText)")
+    #expect(
+      TemporaryLifetimeTests.temporaries(under: folder.path).isEmpty,
+      "\(TemporaryLifetimeTests.temporaries(under: folder.path))")
   }
 }

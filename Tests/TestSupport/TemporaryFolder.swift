@@ -64,17 +64,40 @@ public final class TemporaryFolder: @unchecked Sendable {
     TemporaryFolder.files(in: path)
   }
 
-  /// Every regular file below `folder`, as paths relative to it, sorted.
+  /// The name of a mirror's manifest, at its top: squeeze's record of the links and
+  /// folders it made there.
+  public static let mirrorManifest = ".squeeze-manifest"
+
+  /// Every regular file below `folder`, as paths relative to it, sorted; a mirror's manifest
+  /// (``mirrorManifest``, at the top of a mirror anywhere below) is left out: it is no
+  /// output, and the tests that are about it look for it by name.
   public static func files(in folder: String) -> [String] {
     var result: [String] = []
     let enumerator = FileManager.default.enumerator(atPath: folder)
     while let item = enumerator?.nextObject() as? String {
       var status = stat()
-      if lstat(folder + "/" + item, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG {
+      if lstat(folder + "/" + item, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        && item.split(separator: "/").last.map(String.init) != mirrorManifest
+      {
         result.append(item)
       }
     }
     return result.sorted()
+  }
+
+  /// True when the last component of `path` has the shape of a squeeze temporary:
+  /// `.squeeze-*.tmp` (a mirror's manifest and an archive's marker also start with
+  /// `.squeeze-`, and are not temporaries).
+  public static func isSqueezeTemporary(_ path: String) -> Bool {
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    return name.hasPrefix(".squeeze-") && name.hasSuffix(".tmp")
+  }
+
+  /// Every squeeze temporary (``isSqueezeTemporary(_:)``) below `folder`, as paths relative
+  /// to it.
+  public static func squeezeTemporaries(under folder: String) -> [String] {
+    ((try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []).filter(
+      isSqueezeTemporary)
   }
 }
 

@@ -145,16 +145,22 @@ enum TimelineOptionTable {
   static let output = OptionDocumentation(
     short: "o", long: "output", valueLabel: "file",
     help:
-      "What to write: .svg (a picture), .html (an interactive page: hover, zoom, pan) or .json (a Chrome trace).",
+      "What to write: .svg (a picture), .html (an interactive page: hover, zoom, pan) or .json (a Chrome trace). A file already there is replaced only when it is empty or a drawing squeeze made (see --force).",
     defaultValue: "the log's name with .svg", label: "-o, --output <file>", hidden: false,
     completion: .files)
+  /// `-f, --force`.
+  static let force = OptionDocumentation(
+    short: "f", long: "force", valueLabel: nil,
+    help:
+      "Replace a file at the output that is not a drawing squeeze made, or a symbolic link there (the link itself).",
+    defaultValue: nil, label: "-f, --force", hidden: false, completion: .none)
   /// `-h, --help`.
   static let help = OptionDocumentation(
     short: "h", long: "help", valueLabel: nil, help: "Show help information.", defaultValue: nil,
     label: "-h, --help", hidden: false, completion: .none)
 
   /// Every option, in `--help` order.
-  static let options = [output, help]
+  static let options = [output, force, help]
 }
 
 extension CommandDocumentation {
@@ -183,7 +189,10 @@ extension CommandDocumentation {
         ("0", "Every selected file was done or is up to date (skips are not failures)."),
         ("1", "At least one file failed or a path does not exist; the rest were done."),
         ("64", "Usage error."),
-        ("130, 143, 129", "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed)."),
+        (
+          "130, 143, 129",
+          "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed; a second signal skips the summary).",
+        ),
       ],
       examples: [
         ("Compress a folder beside its files, with a progress bar:", "squeeze ./photos"),
@@ -215,7 +224,7 @@ extension CommandDocumentation {
       discussion: [
         "Counts of running, enqueued and actor-queued tasks over time, the main actor's lag with microhangs (250 ms or more) and hangs (500 ms or more) marked, a lane per thread (which task ran on it, when it was blocked or idle) and a lane per task (its states and chunks), with each task's story on hover. The picture opens in any browser with no network; .json writes a Chrome trace for Perfetto's UI or chrome://tracing."
       ],
-      usage: ["squeeze timeline <task-log> [--output <file>]"],
+      usage: ["squeeze timeline <task-log> [--output <file>] [--force]"],
       arguments: [
         ArgumentDocumentation(
           label: "<task-log>", help: "A log written by 'squeeze --task-log <file>'.",

@@ -23,20 +23,22 @@ enum CommandLineParser {
     do throws(UsageError) {
       while index < arguments.count {
         let argument = arguments[index]
-        let text = String(decoding: argument.bytes, as: UTF8.self)
+        let bytes = argument.bytes
         index += 1
-        if onlyPaths || text == "-" || !text.hasPrefix("-") {
+        if onlyPaths || argument == "-" || bytes.first != dash {
           options.paths.append(argument)
           continue
         }
-        if text == "--" {
+        if argument == "--" {
           onlyPaths = true
           continue
         }
-        if text.hasPrefix("--") {
-          let body = text.dropFirst(2)
-          let name = String(body.prefix { $0 != "=" })
-          let attached = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+        if bytes.count > 1 && bytes[1] == dash {
+          let body = bytes[2...]
+          let equals = body.firstIndex(of: UInt8(ascii: "="))
+          // Option names are ASCII: one that is not UTF-8 is unknown, and shown with \xHH.
+          let name = RawPath(bytes: body[..<(equals ?? body.endIndex)]).displayString
+          let attached = equals.map { OptionValue(bytes: body[($0 + 1)...]) }
           guard let option = OptionTable.long(name) else {
             throw UsageError.unknownOption(
               "--" + name,
@@ -45,49 +47,55 @@ enum CommandLineParser {
           }
           if option.valueLabel == nil {
             guard attached == nil else { throw UsageError.unexpectedValue(option: "--" + name) }
-            try option.apply(&options, "", option.synopsis)
+            try option.apply(&options, OptionValue(bytes: []), option.synopsis)
           } else if let attached {
             try option.apply(&options, attached, option.synopsis)
           } else {
             guard index < arguments.count else {
               throw UsageError.missingValue(option: option.synopsis)
             }
-            let value = String(decoding: arguments[index].bytes, as: UTF8.self)
+            let value = OptionValue(bytes: arguments[index].bytes)
             index += 1
             try option.apply(&options, value, option.synopsis)
           }
           continue
         }
-        // One or more short options: -kv, -j4, -j 4.
-        var letters = Substring(text.dropFirst())
-        while let letter = letters.first {
-          letters = letters.dropFirst()
-          if let digit = letter.wholeNumberValue, letter.isASCII {
+        // One or more short options: -kv, -j4, -j 4. A value attached to a short option is
+        // the rest of the argument's bytes, as they are.
+        var position = 1
+        while position < bytes.count {
+          let byte = bytes[position]
+          if isDigit(byte) {
             // Digits after one dash form one number, as pigz reads them: -11 is level 11.
-            var digits = String(digit)
-            while let next = letters.first, next.isASCII, next.wholeNumberValue != nil {
-              digits.append(next)
-              letters = letters.dropFirst()
-            }
-            try OptionTable.applyLevel(digits, to: &options, spelling: "-" + digits)
+            var end = position + 1
+            while end < bytes.count && isDigit(bytes[end]) { end += 1 }
+            let digits = String(decoding: bytes[position..<end], as: UTF8.self)
+            try OptionTable.applyLevel(OptionValue(digits), to: &options, spelling: "-" + digits)
+            position = end
             continue
           }
-          guard let option = OptionTable.short(letter) else {
-            throw UsageError.unknownOption("-" + String(letter))
+          // A letter is one byte when ASCII; otherwise the whole UTF-8 character (or one byte
+          // that is not UTF-8), which no option has, named in the error.
+          let length =
+            byte < 0x80 ? 1 : max(1, DisplayEscaping.validSequenceLength(bytes, at: position))
+          let letter = bytes[position..<(position + length)]
+          position += length
+          guard length == 1, let option = OptionTable.short(Character(Unicode.Scalar(byte))) else {
+            throw UsageError.unknownOption("-" + RawPath(bytes: letter).displayString)
           }
           if option.valueLabel == nil {
-            try option.apply(&options, "", option.synopsis)
+            try option.apply(&options, OptionValue(bytes: []), option.synopsis)
             continue
           }
-          let value: String
-          if !letters.isEmpty {
-            value = String(letters)
-            letters = ""
+          let value: OptionValue
+          if position < bytes.count {
+            value = OptionValue(bytes: bytes[position...])
+            position = bytes.count
           } else {
             guard index < arguments.count else {
               throw UsageError.missingValue(option: option.synopsis)
             }
-            value = String(decoding: arguments[index].bytes, as: UTF8.self)
+            value = OptionValue(bytes: arguments[index].bytes)
             index += 1
           }
           try option.apply(&options, value, option.synopsis)
@@ -111,6 +119,14 @@ enum CommandLineParser {
     }
     options.chunkSize = options.blockSize ?? options.engine.defaultChunkSize
     return .success(.run(options))
+  }
+
+  /// `-`, which starts every option.
+  private static let dash = UInt8(ascii: "-")
+
+  /// True for the ASCII digits `0` to `9`.
+  private static func isDigit(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
   }
 
   /// The first pair of options that cannot go together, as a usage error.
@@ -200,12 +216,13 @@ enum CommandLineParser {
     return candidates.min { $0.distance < $1.distance }?.name
   }
 
-  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>]`, with the names of
+  /// Parses the arguments of `squeeze timeline`: `<log> [-o <file>] [-f]`, with the names of
   /// ``TimelineOptionTable``. Errors are wrapped in ``UsageError/inTimeline(_:)`` so its own
   /// usage is printed; no argument at all prints its whole help after the error.
   static func parseTimeline(_ arguments: [RawPath]) -> Result<ParsedCommand, UsageError> {
     var log: RawPath? = nil
     var output: RawPath? = nil
+    var force = false
     var index = 0
     var onlyPaths = false
     let outputOption = TimelineOptionTable.output
@@ -223,6 +240,10 @@ enum CommandLineParser {
         onlyPaths = true
         continue
       }
+      if !onlyPaths && TimelineOptionTable.force.spellings.contains(text) {
+        force = true
+        continue
+      }
       let attached = "--\(outputOption.long ?? "")="
       if !onlyPaths && (outputOption.spellings.contains(text) || text.hasPrefix(attached)) {
         if text.hasPrefix(attached) {
@@ -237,20 +258,20 @@ enum CommandLineParser {
         continue
       }
       if !onlyPaths && text.hasPrefix("-") && text != "-" {
-        let name = String(text.prefix { $0 != "=" })
+        let name = String(argument.displayString.prefix { $0 != "=" })
         let suggestion =
           name.hasPrefix("--")
           ? nearest(to: name, among: TimelineOptionTable.options) : nil
         return failure(.unknownOption(name, suggestion: suggestion))
       }
-      guard log == nil else { return failure(.unexpectedArgument(text)) }
+      guard log == nil else { return failure(.unexpectedArgument(argument.displayString)) }
       log = argument
     }
     guard let log else {
       let missing = UsageError.missingArgument("<task-log>")
       return failure(arguments.isEmpty ? .noArguments(missing) : missing)
     }
-    let options = TimelineOptions(log: log, output: output)
+    let options = TimelineOptions(log: log, output: output, force: force)
     if let output, options.format == nil {
       return failure(
         .invalidValue(

@@ -38,7 +38,7 @@ struct OptionDefinition: Sendable {
   var completion: ValueCompletion = .none
   /// Applies the option; `value` is empty for a flag.
   var apply:
-    @Sendable (inout Options, _ value: String, _ spelling: String) throws(UsageError) -> Void
+    @Sendable (inout Options, _ value: OptionValue, _ spelling: String) throws(UsageError) -> Void
 
   /// How errors name the option: `--jobs <n>` (the long name when there is one).
   var synopsis: String {
@@ -60,6 +60,45 @@ struct OptionDefinition: Sendable {
     let joined = names.joined(separator: ", ")
     return valueLabel.map { "\(joined) <\($0)>" } ?? joined
   }
+}
+
+/// An option's value as the kernel passed it: bytes, which need not be UTF-8.
+///
+/// A value that names a file (`-o`, `-S`, `--task-log`) is taken as a ``path``, byte for
+/// byte, as positional paths are: a name that is not UTF-8 reaches the file system as it
+/// was typed. Words and numbers are read as ``text``.
+struct OptionValue: Sendable, Equatable, ExpressibleByStringLiteral {
+  /// The bytes after the option (`-ofoo`, `--output=foo`) or of the next argument.
+  var bytes: [UInt8]
+
+  /// Wraps bytes as passed.
+  init<S: Sequence>(bytes: S) where S.Element == UInt8 {
+    self.bytes = Array(bytes)
+  }
+
+  /// The UTF-8 bytes of `string`.
+  init(_ string: String) {
+    bytes = Array(string.utf8)
+  }
+
+  /// The UTF-8 bytes of a string literal.
+  init(stringLiteral value: String) {
+    self.init(value)
+  }
+
+  /// The value as text, for words and numbers: bytes that are not UTF-8 become U+FFFD,
+  /// which no word or number squeeze takes contains, so such a value is refused.
+  var text: String { String(decoding: bytes, as: UTF8.self) }
+
+  /// The value as a path, byte for byte.
+  var path: RawPath { RawPath(bytes: bytes) }
+
+  /// The value for messages: as typed when it is UTF-8, otherwise with the bytes that are
+  /// not as `\xHH` (``RawPath/displayString``).
+  var shown: String { String(validating: bytes, as: UTF8.self) ?? path.displayString }
+
+  /// True for an empty value (and for every flag).
+  var isEmpty: Bool { bytes.isEmpty }
 }
 
 /// squeeze's options, in `--help` order.
@@ -92,9 +131,9 @@ enum OptionTable {
       completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {
-          throw .invalidValue(value, option: spelling, reason: "expected a folder")
+          throw .invalidValue(value.shown, option: spelling, reason: "expected a folder")
         }
-        options.output = RawPath(value)
+        options.output = value.path
       }),
     OptionDefinition(
       group: .output, short: "c", long: "stdout",
@@ -108,11 +147,11 @@ enum OptionTable {
       group: .output, short: "S", long: "suffix", valueLabel: "suffix",
       help: "The suffix of compressed files.", defaultValue: ".gz",
       apply: { options, value, spelling throws(UsageError) in
-        guard !value.isEmpty, !value.contains("/") else {
+        guard !value.isEmpty, !value.bytes.contains(UInt8(ascii: "/")) else {
           throw .invalidValue(
-            value, option: spelling, reason: "expected a non-empty suffix without '/'")
+            value.shown, option: spelling, reason: "expected a non-empty suffix without '/'")
         }
-        options.suffix = RawPath(value)
+        options.suffix = value.path
       }),
     OptionDefinition(
       group: .output, short: "f", long: "force",
@@ -127,7 +166,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: nil, long: "delete",
       help:
-        "With --output: remove outputs, links and folders squeeze mirrored whose source is gone, once the new outputs are on disk; never foreign files, nothing after a walk error.",
+        "With --output: remove what squeeze made in the mirror whose source is gone (outputs, known by their header; links and folders, listed in its .squeeze-manifest), once the new outputs are on disk; nothing anyone else put there, nothing after a walk error.",
       apply: { options, _, _ in options.deletes = true }),
     OptionDefinition(
       group: .output, short: nil, long: "dry-run",
@@ -142,10 +181,10 @@ enum OptionTable {
         "Only take files matching <glob> (repeatable). Without '/' it matches the file name at any depth, with '/' the path below the argument; '*' and '?' stop at '/', '**' crosses it.",
       repeats: true,
       apply: { options, value, spelling throws(UsageError) in
-        guard Glob(value) != nil else {
-          throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
+        guard Glob(value.text) != nil else {
+          throw .invalidValue(value.shown, option: spelling, reason: "not a valid pattern")
         }
-        options.includes.append(value)
+        options.includes.append(value.text)
       }),
     OptionDefinition(
       group: .selection, short: nil, long: "exclude", valueLabel: "glob",
@@ -153,21 +192,18 @@ enum OptionTable {
         "Leave out files and folders matching <glob> (repeatable; wins over --include; excluded folders are not entered).",
       repeats: true,
       apply: { options, value, spelling throws(UsageError) in
-        guard Glob(value) != nil else {
-          throw .invalidValue(value, option: spelling, reason: "not a valid pattern")
+        guard Glob(value.text) != nil else {
+          throw .invalidValue(value.shown, option: spelling, reason: "not a valid pattern")
         }
-        options.excludes.append(value)
+        options.excludes.append(value.text)
       }),
     OptionDefinition(
       group: .selection, short: nil, long: "older-than", valueLabel: "duration",
-      help: "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d).",
+      help:
+        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; 1ns to 1000000d).",
       apply: { options, value, spelling throws(UsageError) in
-        guard let seconds = ValueParsers.duration(value) else {
-          throw .invalidValue(
-            value, option: spelling,
-            reason: "expected a positive duration with a unit, such as 90s, 30m, 12h or 7d")
-        }
-        options.olderThan = seconds
+        options.olderThan = try ValueParsers.durationValue(
+          value, option: spelling, in: olderThanRange, examples: "90s, 30m, 12h or 7d")
       }),
     OptionDefinition(
       group: .selection, short: "r", long: "recursive",
@@ -186,12 +222,12 @@ enum OptionTable {
       help:
         "Only take the files whose path below the argument hashes (FNV-1a 64) to shard k of n, so n hosts or array jobs share a folder.",
       apply: { options, value, spelling throws(UsageError) in
-        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
-          (1...count).contains(index)
+        let parts = value.text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = ValueParsers.wholeNumber(parts[0]),
+          let count = ValueParsers.wholeNumber(parts[1]), count >= 1, (1...count).contains(index)
         else {
           throw .invalidValue(
-            value, option: spelling, reason: "expected k/n with 1 <= k <= n, such as 2/3")
+            value.shown, option: spelling, reason: "expected k/n with 1 <= k <= n, such as 2/3")
         }
         options.shard = Options.Shard(index: index, count: count)
       }),
@@ -200,12 +236,13 @@ enum OptionTable {
   /// Sets the level from its digits (`-11`, `--level 11`); the engine's range is checked once
   /// every option is read, so `--level 11 --engine zlib` and `--engine zlib --level 11` agree.
   ///
-  /// - Throws: ``UsageError/invalidLevel(_:)`` for a number no engine has.
-  static func applyLevel(_ digits: String, to options: inout Options, spelling: String)
+  /// - Throws: ``UsageError/invalidLevel(_:)`` for a number no engine has,
+  ///   ``UsageError/invalidValue(_:option:reason:)`` for what is not a number.
+  static func applyLevel(_ digits: OptionValue, to options: inout Options, spelling: String)
     throws(UsageError)
   {
-    guard let number = Int(digits), number >= 0 else {
-      throw .invalidValue(digits, option: spelling, reason: "expected a level from 1 to 12")
+    guard let number = ValueParsers.wholeNumber(digits.text), number >= 0 else {
+      throw .invalidValue(digits.shown, option: spelling, reason: "expected a level from 1 to 12")
     }
     guard let level = CompressionLevel(number) else { throw .invalidLevel(number) }
     options.level = level
@@ -223,7 +260,7 @@ enum OptionTable {
         helpLabel: "-1 ... -9",
         hidden: digit != 1,
         apply: { options, _, spelling throws(UsageError) in
-          try applyLevel(String(digit), to: &options, spelling: spelling)
+          try applyLevel(OptionValue(String(digit)), to: &options, spelling: spelling)
         })
     } + [
       OptionDefinition(
@@ -247,9 +284,9 @@ enum OptionTable {
         defaultValue: Engine.default.rawValue,
         completion: .choices(Engine.allCases.map(\.rawValue)),
         apply: { options, value, spelling throws(UsageError) in
-          guard let engine = Engine(rawValue: value) else {
+          guard let engine = Engine(rawValue: value.text) else {
             throw .invalidValue(
-              value, option: spelling,
+              value.shown, option: spelling,
               reason: "expected " + Engine.allCases.map(\.rawValue).joined(separator: " or "))
           }
           options.engine = engine
@@ -262,11 +299,11 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: "N", long: "name",
         help:
-          "Compressing, store the original name and time (the default); decompressing, restore them from the header.",
+          "Compressing, store the original name and time (the default); decompressing, restore them from the header (a stored name over 255 bytes, too long for a file name, fails the file).",
         apply: { options, _, _ in options.headerNameAndTime = true }),
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",
-        help: "How many files or chunks are worked on at once.",
+        help: "How many files or chunks are worked on at once (1 to 4096).",
         defaultValue: "the CPUs this process may use: affinity and cgroup CPU quota",
         apply: { options, value, spelling throws(UsageError) in
           options.jobs = try parseJobs(value, spelling: spelling)
@@ -283,12 +320,9 @@ enum OptionTable {
           "Split files larger than <size> into chunks compressed in parallel (32K to 64M; K, M suffixes); with --rsyncable, chunks of <size>/4 to 2x<size>, 0.75x<size> on average.",
         defaultValue: "the engine's: 1M for fast, 128K for zlib",
         apply: { options, value, spelling throws(UsageError) in
-          guard let size = ValueParsers.size(value), size >= ChunkLayout.minimumChunkSize,
-            size <= ChunkLayout.maximumChunkSize
-          else {
-            throw .invalidValue(value, option: spelling, reason: "expected a size from 32K to 64M")
-          }
-          options.blockSize = size
+          options.blockSize = try ValueParsers.sizeValue(
+            value, option: spelling, in: ChunkLayout.minimumChunkSize...ChunkLayout.maximumChunkSize
+          )
         }),
       OptionDefinition(
         group: .compression, short: nil, long: "rsyncable",
@@ -304,8 +338,9 @@ enum OptionTable {
         "auto: a live bar on a terminal, nothing otherwise; bar; plain: a line every 5 seconds, for logs; none.",
       defaultValue: "auto", completion: .choices(ProgressStyle.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
-        guard let style = ProgressStyle(rawValue: value) else {
-          throw .invalidValue(value, option: spelling, reason: "expected auto, bar, plain or none")
+        guard let style = ProgressStyle(rawValue: value.text) else {
+          throw .invalidValue(
+            value.shown, option: spelling, reason: "expected auto, bar, plain or none")
         }
         options.progress = style
       }),
@@ -329,9 +364,9 @@ enum OptionTable {
         "Where the work runs, after the stages of WWDC22 \"Visualize and optimize Swift concurrency\": main-actor, actor, nonisolated, detached, or blocking (as nonisolated, with the syncs and reads on the pool's threads).",
       defaultValue: "nonisolated", completion: .choices(Isolation.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
-        guard let isolation = Isolation(rawValue: value) else {
+        guard let isolation = Isolation(rawValue: value.text) else {
           throw .invalidValue(
-            value, option: spelling,
+            value.shown, option: spelling,
             reason: "expected main-actor, actor, nonisolated, detached or blocking")
         }
         options.isolation = isolation
@@ -340,16 +375,14 @@ enum OptionTable {
       group: .diagnostics, short: nil, long: "task-log", valueLabel: "file",
       help: "Write the task-state log (JSON Lines) to <file>; draw it with 'squeeze timeline'.",
       completion: .files,
-      apply: { options, value, _ in options.taskLog = RawPath(value) }),
+      apply: { options, value, _ in options.taskLog = value.path }),
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
-      help: "Time between task-state samples, with a unit (5ms, 1s).", defaultValue: "10ms",
+      help: "Time between task-state samples, with a unit (5ms, 1s; 100us to 60s).",
+      defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
-        guard let seconds = ValueParsers.duration(value), seconds >= 0.0001, seconds <= 60 else {
-          throw .invalidValue(
-            value, option: spelling, reason: "expected a duration from 100us to 60s, such as 5ms")
-        }
-        options.sampleInterval = seconds
+        options.sampleInterval = try ValueParsers.durationValue(
+          value, option: spelling, in: sampleIntervalRange, examples: "5ms")
       }),
   ]
 
@@ -362,8 +395,8 @@ enum OptionTable {
         "Print the completion script for <shell> (bash, zsh or fish), made from these options.",
       completion: .choices(CompletionShell.allCases.map(\.rawValue)),
       apply: { options, value, spelling throws(UsageError) in
-        guard let shell = CompletionShell(rawValue: value) else {
-          throw .invalidValue(value, option: spelling, reason: "expected bash, zsh or fish")
+        guard let shell = CompletionShell(rawValue: value.text) else {
+          throw .invalidValue(value.shown, option: spelling, reason: "expected bash, zsh or fish")
         }
         options.request = .completionScript(shell)
       }),
@@ -379,15 +412,26 @@ enum OptionTable {
       apply: { options, _, _ in options.request = .help }),
   ]
 
-  /// `-j`/`-p`'s value: a whole number from 1 to 4096.
+  /// `-j`/`-p`'s value: a whole number in ``jobsRange``.
   ///
   /// - Throws: ``UsageError/invalidValue(_:option:reason:)`` for anything else.
-  private static func parseJobs(_ value: String, spelling: String) throws(UsageError) -> Int {
-    guard let jobs = Int(value), jobs >= 1, jobs <= 4096 else {
-      throw .invalidValue(value, option: spelling, reason: "expected a whole number from 1 to 4096")
-    }
-    return jobs
+  private static func parseJobs(_ value: OptionValue, spelling: String) throws(UsageError) -> Int {
+    try ValueParsers.wholeNumberValue(value, option: spelling, in: jobsRange)
   }
+
+  /// What `--jobs` accepts: 1 to 4096 workers, more than any machine squeeze runs on has
+  /// cores. Memory grows with the width (a chunk's buffers per worker on a big file).
+  static let jobsRange = 1...4096
+
+  /// What `--older-than` accepts, in seconds: 1 ns to 1,000,000 days (about 2,700 years).
+  /// The cutoff is the current time less this, in whole seconds and nanoseconds: the bound
+  /// keeps that subtraction, and the `Double` it starts from, far inside what an `Int64` of
+  /// seconds holds, and no file of any use is older.
+  static let olderThanRange: ClosedRange<Double> = 1e-9...(1_000_000 * 86400)
+
+  /// What `--sample-interval` accepts, in seconds: 100 µs (finer samples cost more than
+  /// they show) to 60 s (coarser ones show nothing of a run).
+  static let sampleIntervalRange: ClosedRange<Double> = 0.0001...60
 
   /// The option with long name `name`.
   static func long(_ name: String) -> OptionDefinition? {

@@ -152,6 +152,8 @@ struct TimelineOptions: Sendable, Equatable {
   /// The file to write (`.svg`, `.html` for the interactive page, `.json` for a Chrome trace);
   /// nil for the log's name with `.svg`.
   var output: RawPath?
+  /// Replace a file at the output that is not a drawing squeeze made, or a link there (`-f`).
+  var force = false
 
   /// What `squeeze timeline` writes, chosen by the output's extension (in any letter case).
   enum Format: Sendable, Equatable {

@@ -74,7 +74,9 @@ struct ListCommand {
           var entry = try Self.entry(
             decoding: source.descriptor, path: path, name: Self.sibling(of: path, named: name),
             decoders: decoders)
-          if options.headerNameAndTime == true, let stored = entry.storedName {
+          if options.headerNameAndTime == true, let header = entry.header,
+            let stored = try DecompressionJob.storedName(in: header)
+          {
             entry.entry.name = Self.sibling(of: path, named: stored)
           }
           entries.append(entry.entry)
@@ -91,21 +93,22 @@ struct ListCommand {
 
   /// Decodes a whole gzip stream and measures it.
   ///
+  /// - Returns: the measures, and the first member's header (its stored name is shown with
+  ///   `-N`).
   /// - Throws: ``FileFailure`` for a damaged or unreadable file.
   static func entry(
     decoding descriptor: Int32, path: RawPath, name: RawPath, decoders: DecoderPool
-  ) throws(FileFailure) -> (entry: Entry, storedName: RawPath?) {
+  ) throws(FileFailure) -> (entry: Entry, header: GzipHeader?) {
     let decoder = try decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
         descriptor, workspace: workspace, stop: nil, progress: { _ in }, restart: {}
       ) { _ in }
     }
-    let stored = decoder.firstHeader?.name.map { RawPath(bytes: $0) }
     return (
       Entry(
         path: path, name: name, compressed: decoder.offset, uncompressed: decoder.totalOutput,
         overhead: decoder.overheadBytes),
-      stored.flatMap { DecompressionJob.isSafeName($0) ? $0 : nil }
+      decoder.firstHeader
     )
   }
 
@@ -149,29 +152,36 @@ struct ListCommand {
   /// every object squeeze prints, compressed ÷ uncompressed (the file's bytes over what it
   /// decompresses to; null for nothing), not the table's percent saved.
   static func json(_ entries: [Entry]) -> String {
-    func object(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) -> JSONLine {
-      var line = JSONLine()
-      line.field("compressed", compressed)
-      line.field("uncompressed", uncompressed)
+    var json = JSONWriter()
+    func members(_ compressed: Int64, _ uncompressed: Int64) {
+      json.field("compressed", compressed)
+      json.field("uncompressed", uncompressed)
       if uncompressed > 0 {
-        line.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
+        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
       } else {
-        line.nullField("ratio")
+        json.nullField("ratio")
       }
-      return line
     }
-    var parts: [String] = []
+    json.beginObject()
+    json.field("schema", JSONSummary.schema)
+    json.key("files")
+    json.beginArray()
     for entry in entries {
-      var line = object(entry.compressed, entry.uncompressed, entry.overhead)
-      line.field("path", entry.path.displayString)
-      line.field("name", entry.name.displayString)
-      parts.append(String(decoding: line.line.dropLast(), as: UTF8.self))
+      json.beginObject()
+      members(entry.compressed, entry.uncompressed)
+      json.field("path", entry.path.displayString)
+      json.field("name", entry.name.displayString)
+      json.endObject()
     }
-    let totals = object(
-      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
-      entries.reduce(0) { $0 + $1.overhead })
-    return "{\"schema\":\(JSONSummary.schema),\"files\":[" + parts.joined(separator: ",")
-      + "],\"totals\":"
-      + String(decoding: totals.line.dropLast(), as: UTF8.self) + "}\n"
+    json.endArray()
+    json.key("totals")
+    json.beginObject()
+    members(
+      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed })
+    json.endObject()
+    json.endObject()
+    json.lineBreak()
+    return String(decoding: json.bytes, as: UTF8.self)
   }
+
 }

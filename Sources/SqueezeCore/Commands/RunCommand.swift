@@ -155,7 +155,11 @@ struct RunCommand {
       bytes: plan.bytesToDo,
       chunkSize: options.chunkSize)
     var results = await compress(setup, list: list, plan: plan, reporter: reporter)
-    if let mirror, let folders = plan.mirror, !results.interrupted {
+    if results.interrupted {
+      // Outputs waiting for a folder in the way to give way will not take its place now.
+      for entry in results.held { entry.replacement.abandon() }
+      results.held = []
+    } else if let mirror, let folders = plan.mirror {
       let lines = mirror.finish(folders, results: &results, walkErrors: setup.walkErrors)
       setup.stderr.write(lines.map { $0 + "\n" }.joined())
     }
@@ -239,6 +243,7 @@ struct RunCommand {
     var deletions: MirrorDeletion.Report? = nil
     if let mirror, let folders = plan.mirror {
       deletions = mirror.deletion(of: folders, dryRun: true, walkErrors: setup.walkErrors)
+      setup.stderr.write((deletions?.warnings ?? []).map { $0 + "\n" }.joined())
     }
     let dryRun = DryRun(settings: setup.settings, list: discovery.files, bases: setup.bases)
     let (steps, counts) = dryRun.steps(
@@ -285,11 +290,7 @@ struct RunCommand {
     selection.includes = options.includes.compactMap(Glob.init)
     selection.excludes = options.excludes.compactMap(Glob.init)
     if let olderThan = options.olderThan {
-      let now = Timestamp.now
-      let cutoff = now.secondsSinceEpoch - olderThan
-      let seconds = cutoff.rounded(.down)
-      selection.modifiedBefore = Timestamp(
-        seconds: Int64(seconds), nanoseconds: Int32((cutoff - seconds) * 1e9))
+      selection.modifiedBefore = Timestamp.now.subtracting(seconds: olderThan)
     }
     selection.shard = options.shard
     return selection

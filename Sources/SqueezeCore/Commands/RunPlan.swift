@@ -114,10 +114,10 @@ struct RunPlan: Sendable {
     for (index, file) in list.files.enumerated() where !dropped.contains(index) {
       if current.contains(index) {
         upToDate.append(index)
-        upToDateBytes += file.size
+        upToDateBytes = upToDateBytes.addingSaturated(file.size)
       } else {
         filesToDo += 1
-        if preFailed[index] == nil { bytesToDo += file.size }
+        if preFailed[index] == nil { bytesToDo = bytesToDo.addingSaturated(file.size) }
       }
     }
   }
@@ -132,11 +132,11 @@ struct RunPlan: Sendable {
       }
       if keepsCurrent, existing?[index] == .upToDate {
         upToDate.append(index)
-        upToDateBytes += file.size
+        upToDateBytes = upToDateBytes.addingSaturated(file.size)
         continue
       }
       filesToDo += 1
-      bytesToDo += file.size
+      bytesToDo = bytesToDo.addingSaturated(file.size)
     }
   }
 }

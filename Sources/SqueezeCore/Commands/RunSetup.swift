@@ -16,8 +16,8 @@ final class RunSetup {
   let stderr = TextOutput.standardError
   /// The folders the run works relative to.
   let bases = BaseDirectories()
-  /// Temporary names.
-  let namer = TemporaryNamer()
+  /// Temporary names, and the temporaries that exist.
+  let namer: TemporaryNamer
   /// Set by a stopping signal.
   let stop: AtomicFlag
   /// Passes a stopping signal to the compressor.
@@ -56,12 +56,19 @@ final class RunSetup {
     runStart = Timestamp(squeeze_coarse_realtime())
     let stop = AtomicFlag()
     let stopper = Stopper()
+    let namer = TemporaryNamer()
     self.stop = stop
     self.stopper = stopper
-    signals = SignalHandling { _ in
-      stop.set()
-      stopper.stop()
-    }
+    self.namer = namer
+    signals = SignalHandling(
+      onFirstSignal: { _ in
+        stop.set()
+        stopper.stop()
+      },
+      onSecondSignal: { _ in
+        // The first signal's orderly stop is still under way: its temporaries go now.
+        namer.live.removeAll()
+      })
     do {
       diagnostics = try RunDiagnostics(
         logPath: options.taskLog, sampleInterval: options.sampleInterval, startTime: startTime,

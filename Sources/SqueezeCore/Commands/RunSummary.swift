@@ -60,7 +60,8 @@ struct RunSummary: Sendable {
     }
     parts.append(ByteFormat.seconds(wallSeconds))
     if results.bytesIn > 0 && uncompressed > 0 && wallSeconds > 0 {
-      parts.append("\(ByteFormat.format(Int64(Double(results.bytesIn) / wallSeconds)))/s")
+      parts.append(
+        "\(ByteFormat.format(Int64(saturating: Double(results.bytesIn) / wallSeconds)))/s")
     }
     if results.grown > 0 { parts.append("\(ByteFormat.count(results.grown)) grew") }
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }

@@ -14,6 +14,8 @@ final class JobContext: Sendable {
   let stop: AtomicFlag
   /// Removes stale temporaries from output folders of a mirror.
   let cleaner: TemporaryCleaner
+  /// The open folders outputs are written in.
+  let outputFolders = FolderHandleCache()
   /// What the plan found at each file's output path (``RunPlan/existing``), or nil when
   /// each job inspects for itself.
   let planned: [ExistingOutput]?
@@ -57,7 +59,7 @@ final class JobContext: Sendable {
     if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
     return try TemporaryOutput(
       target: target, display: display, replacesExisting: replacesExisting, namer: namer,
-      folderPermissions: folderPermissions, permissions: permissions)
+      folders: outputFolders, folderPermissions: folderPermissions, permissions: permissions)
   }
 }
 
@@ -236,10 +238,17 @@ final class CompressionJob {
       knownDevice: outputDevice)
     var removal: Removal? = nil
     if settings.removesSources {
-      try Verification.verify(
-        request.temporary, expectedLength: bytesRead, expectedCRC: crc,
-        display: output.display.path,
-        decoders: context.decoders)
+      do throws(FileFailure) {
+        try Verification.verify(
+          request.temporary, expectedLength: bytesRead, expectedCRC: crc,
+          display: output.display.path,
+          decoders: context.decoders)
+      } catch {
+        // The output was handed over (closed, its metadata set) but will not be published:
+        // nobody else removes its temporary.
+        try? request.temporary.remove()
+        throw error
+      }
       request.syncsAfterRename = true
       removal = Removal(source: source, status: before)
     }

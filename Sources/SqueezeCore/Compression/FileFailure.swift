@@ -44,6 +44,9 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case cannotCreateOutput(RawPath, SystemError)
   /// Writing the temporary output failed (full disk, file-size limit, I/O error).
   case cannotWriteOutput(RawPath, SystemError)
+  /// The output's owner, permission bits or times could not be set to the source's
+  /// (`fchown(2)`, `fchmod(2)`, `futimens(2)`); it is not published.
+  case cannotSetMetadata(RawPath, Metadata, SystemError)
   /// The finished output could not be made durable or renamed into place.
   case cannotPublish(RawPath, Publisher.Step, SystemError)
   /// The compression library failed (it could not allocate its state, or its output did not
@@ -53,6 +56,9 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case badGzip(GzipFormatError)
   /// `-d` on a name without a known compressed suffix.
   case unknownSuffix
+  /// `-N`: the name stored in the gzip header (FNAME) is longer than a file name can be
+  /// (255 bytes, `NAME_MAX`), so it cannot name the output.
+  case storedNameTooLong(bytes: Int)
   /// A file already exists where `-d` would write; not overwritten without `-f`.
   case outputAlreadyExists(RawPath)
   /// The output did not decompress back to the source (`--rm` checks before removing).
@@ -90,11 +96,15 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
       "not linked: the output of its hard-link group, '\(path.displayString)', was not written"
     case .cannotCreateOutput(let path, let error): "cannot create '\(path.displayString)': \(error)"
     case .cannotWriteOutput(let path, let error): "cannot write '\(path.displayString)': \(error)"
+    case .cannotSetMetadata(let path, let what, let error):
+      "cannot set the \(what.rawValue) of '\(path.displayString)': \(error)"
     case .cannotPublish(let path, let step, let error):
       "\(step.rawValue) '\(path.displayString)': \(error)"
     case .engine(let error): "\(error.library.rawValue) failed: \(error)"
     case .badGzip(let error): "\(error)"
     case .unknownSuffix: "unknown suffix; not decompressed"
+    case .storedNameTooLong(let bytes):
+      "the name stored in its gzip header is \(ByteFormat.count(bytes)) bytes, longer than a file name can be (\(GzipHeader.longestKeptName) bytes); not used (-N)"
     case .outputAlreadyExists(let path):
       "'\(path.displayString)' already exists; not overwritten (use --force)"
     case .verificationFailed(let path, let detail):
@@ -102,6 +112,18 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .cannotRemove(let error): "compressed, but cannot remove the original: \(error)"
     case .interrupted: "interrupted before it was done"
     }
+  }
+}
+
+extension FileFailure {
+  /// The metadata an output takes from its source.
+  enum Metadata: String, Sendable {
+    /// Owner and group (`fchown(2)`).
+    case owner = "owner"
+    /// Permission bits (`fchmod(2)`).
+    case permissions = "permissions"
+    /// Access and modification times (`futimens(2)`).
+    case times = "times"
   }
 }
 

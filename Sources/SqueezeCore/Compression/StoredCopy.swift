@@ -19,7 +19,7 @@ extension CompressionJob {
   /// - Throws: ``FileFailure`` for read and write errors, a source that changed while it was
   ///   read, and a stop request; the temporary is removed when the job is dropped.
   func compressStored(progress: (Int) -> Void) throws(FileFailure) -> PreparedOutput {
-    let capacity = Int(min(Int64(Self.storedReadSize), max(before.size, 0) + 1))
+    let capacity = Int(min(Int64(Self.storedReadSize), max(before.size, 0).addingSaturated(1)))
     let input = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     defer { input.deallocate() }
     let outputCapacity = header.count + StoredBlocks.size(ofLength: capacity, isLast: false) + 8

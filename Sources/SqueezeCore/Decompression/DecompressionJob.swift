@@ -67,9 +67,7 @@ enum DecompressionJob {
     var headerTime: Timestamp? = nil
     if settings.usesHeaderNameAndTime {
       let header = try readHeader(source.descriptor)
-      if let stored = header.name.map({ RawPath(bytes: $0) }), isSafeName(stored) {
-        outputName = stored
-      }
+      if let stored = try storedName(in: header) { outputName = stored }
       if header.modificationTime != 0 {
         headerTime = Timestamp(seconds: Int64(header.modificationTime), nanoseconds: 0)
       }
@@ -179,26 +177,54 @@ enum DecompressionJob {
   }
 
   /// The first member's header and its length in bytes (where its deflate data starts),
-  /// read with `pread` (the file position stays at 0).
+  /// read with `pread` (the file position stays at 0) in 64 KiB pieces, so a header of any
+  /// length is read in bounded memory (``GzipHeaderReader``).
   ///
   /// - Throws: ``FileFailure/badGzip(_:)`` for an empty, truncated or invalid header,
   ///   ``FileFailure/cannotRead(_:)``.
   static func readHeaderAndLength(_ descriptor: Int32) throws(FileFailure) -> (
     header: GzipHeader, length: Int
   ) {
+    var reader = GzipHeaderReader()
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-    guard count >= 0 else { throw .cannotRead(SystemError.current) }
-    guard count > 0 else { throw .badGzip(.empty) }
-    switch buffer.withUnsafeBytes({
-      GzipHeader.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]))
-    }) {
-    case .header(let header, let length): return (header, length)
-    case .needMoreData:
-      throw .badGzip(
-        count < buffer.count ? .truncated(offset: Int64(count)) : .headerTooLong(offset: 0))
-    case .invalid(let error): throw .badGzip(error)
+    var offset: Int64 = 0
+    while true {
+      // Array.withUnsafeMutableBytes rethrows untyped: carry the typed error out by hand.
+      var failure: SystemError? = nil
+      let count = buffer.withUnsafeMutableBytes { raw -> Int in
+        do throws(SystemError) {
+          return try retryingOnInterrupt {
+            pread(descriptor, raw.baseAddress, raw.count, off_t(offset))
+          }
+        } catch {
+          failure = error
+          return 0
+        }
+      }
+      if let failure { throw .cannotRead(failure) }
+      guard count > 0 else { throw .badGzip(offset == 0 ? .empty : .truncated(offset: offset)) }
+      let (parsed, _) = buffer.withUnsafeBytes {
+        reader.read(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+      }
+      switch parsed {
+      case .header(let header, let length): return (header, length)
+      case .needMoreData: offset += Int64(count)
+      case .invalid(let error): throw .badGzip(error)
+      }
     }
+  }
+
+  /// The header's name for `-N`, when it can name a file: nil when there is none, or when
+  /// it is not one plain component (``isSafeName(_:)``; the `.gz` file's own name is used
+  /// then).
+  ///
+  /// - Throws: ``FileFailure/storedNameTooLong(bytes:)`` for a name longer than a file name
+  ///   can be (``GzipHeader/longestKeptName``).
+  static func storedName(in header: GzipHeader) throws(FileFailure) -> RawPath? {
+    guard header.nameLength <= GzipHeader.longestKeptName else {
+      throw .storedNameTooLong(bytes: header.nameLength)
+    }
+    return header.name.map { RawPath(bytes: $0) }.flatMap { isSafeName($0) ? $0 : nil }
   }
 
   /// A stored name is used only when it is one plain component: no `/`, not `.` or `..`,

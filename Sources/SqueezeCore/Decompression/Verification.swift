@@ -5,16 +5,16 @@ import SqueezeEngines
 /// (`--rm`): it must decode without error as one member, to exactly the source's length and
 /// CRC-32.
 enum Verification {
-  /// Decompresses the file at `location` and compares it with what was compressed.
+  /// Decompresses the temporary `output` and compares it with what was compressed.
   ///
   /// - Throws: ``FileFailure/verificationFailed(_:_:)`` naming what differs.
   static func verify(
-    _ location: RelativeLocation, expectedLength: Int64, expectedCRC: UInt32, display: RawPath,
+    _ output: TemporaryEntry, expectedLength: Int64, expectedCRC: UInt32, display: RawPath,
     decoders: DecoderPool
   ) throws(FileFailure) {
     let descriptor: Int32
     do {
-      descriptor = try location.open(flags: O_RDONLY).release()
+      descriptor = try output.open(flags: O_RDONLY).release()
     } catch {
       throw .verificationFailed(display, "cannot reopen it: \(error)")
     }

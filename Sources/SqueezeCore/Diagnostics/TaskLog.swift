@@ -2,7 +2,7 @@ import Glibc
 import SqueezeEngines
 import Synchronization
 
-/// Writes the task-state log of spec §5 (`--task-log FILE`): JSON Lines, one event per line,
+/// Writes the task-state log (`--task-log FILE`): JSON Lines, one event per line,
 /// times `t` in seconds since the run started (monotonic clock, microsecond resolution).
 ///
 /// Events come from many threads (task and chunk changes from compression code paths, samples
@@ -26,7 +26,8 @@ final class TaskLog: Sendable {
   let path: RawPath
   /// The run's start on ``MonotonicClock``: `t` is measured from here.
   let startTime: Double
-  private let pending = Mutex<[UInt8]>([])
+  /// Events formatted but not yet written.
+  private let pending = Mutex(Pending())
   /// The first write error, reported once at the end.
   private let writeError = Mutex<SystemError?>(nil)
 
@@ -39,8 +40,8 @@ final class TaskLog: Sendable {
   /// Seconds after which the buffer is written out whatever its size.
   static let flushInterval = 1.0
 
-  /// Opens the log at `path` as an output like squeeze's others (spec §4, "What sits at an
-  /// output path"):
+  /// Opens the log at `path` as an output like squeeze's others (what sits at an output
+  /// path decides):
   ///
   /// - nothing there: a new file (mode 0644);
   /// - an earlier task log, an empty file, or with `force` any regular file: replaced by a
@@ -177,9 +178,18 @@ final class TaskLog: Sendable {
   /// Seconds since the run started.
   func elapsed(at time: Double = MonotonicClock.now()) -> Double { time - startTime }
 
-  private func append(_ line: JSONLine) {
-    let bytes = line.line
-    pending.withLock { $0.append(contentsOf: bytes) }
+  /// The buffer of events not yet written, and whether the `start` event is in it.
+  private struct Pending {
+    /// The events, in the log's order.
+    var bytes: [UInt8] = []
+    /// The `start` event is at the front of ``bytes`` (or already written): nothing is
+    /// written before it.
+    var hasStart = false
+  }
+
+  /// Appends one event (a JSON Lines record, ``JSONWriter/line(_:)``).
+  private func append(_ bytes: [UInt8]) {
+    pending.withLock { $0.bytes.append(contentsOf: bytes) }
   }
 
   /// `{"event":"start",...}`: what the run is.
@@ -188,21 +198,29 @@ final class TaskLog: Sendable {
     cpus: Int,
     files: Int, bytes: Int64, chunkSize: Int
   ) {
-    var line = JSONLine()
-    line.field("event", literal: "start")
-    line.field("t", elapsed(), decimals: 6)
-    line.field("schema", Self.schema)
-    line.field("version", version)
-    line.field("arch", ThreadStates.architecture)
-    line.field("isolation", isolation.rawValue)
-    line.field("jobs", jobs)
-    line.field("level", Int(level.value))
-    line.field("engine", engine.rawValue)
-    line.field("cpus", cpus)
-    line.field("files", files)
-    line.field("bytes", bytes)
-    line.field("blockSize", chunkSize)
-    append(line)
+    let line = JSONWriter.line { line in
+      line.field("event", literal: "start")
+      line.field("t", elapsed(), decimals: 6)
+      line.field("schema", Self.schema)
+      line.field("version", version)
+      line.field("arch", ThreadStates.architecture)
+      line.field("isolation", isolation.rawValue)
+      line.field("jobs", jobs)
+      line.field("level", Int(level.value))
+      line.field("engine", engine.rawValue)
+      line.field("cpus", cpus)
+      line.field("files", files)
+      line.field("bytes", bytes)
+      line.field("blockSize", chunkSize)
+    }
+    pending.withLock { pending in
+      // The heartbeat runs from the moment the log opens, so a main-actor hang during
+      // discovery (a loaded machine) can be recorded before this: the start event goes in
+      // front of whatever came first, and flush writes nothing until it is there, so every
+      // log begins with it (and a later run recognizes the file as a task log).
+      pending.bytes.insert(contentsOf: line, at: 0)
+      pending.hasStart = true
+    }
   }
 
   /// The kinds of event whose time is taken under the log's lock, with the change they record.
@@ -210,10 +228,11 @@ final class TaskLog: Sendable {
     case task
     case chunk
 
-    var prefix: StaticString {
+    /// The value of `event`.
+    var name: StaticString {
       switch self {
-      case .task: "{\"event\":\"task\",\"t\":"
-      case .chunk: "{\"event\":\"chunk\",\"t\":"
+      case .task: "task"
+      case .chunk: "chunk"
       }
     }
   }
@@ -235,19 +254,27 @@ final class TaskLog: Sendable {
       return withUnsafeBytes(of: inline) { body(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
-    /// Formats with `write` into the inline buffer.
-    fileprivate init(_ write: (inout ByteWriter) -> Void) {
+    /// Formats the members `write` writes, then the object's end and a line break, into the
+    /// inline buffer.
+    fileprivate init(inline write: (inout JSONWriter<ByteWriter>) -> Void) {
       let written = withUnsafeMutableBytes(of: &inline) { raw in
-        var writer = ByteWriter(raw.bindMemory(to: UInt8.self))
-        write(&writer)
-        return writer.count
+        var json = JSONWriter(continuingObjectIn: ByteWriter(raw.bindMemory(to: UInt8.self)))
+        write(&json)
+        json.endObject()
+        json.lineBreak()
+        return json.output.count
       }
       count = written
     }
 
-    /// Takes `bytes` as they are.
-    fileprivate init(bytes: [UInt8]) {
-      heap = bytes
+    /// The members `write` writes, the object's end and a line break, in a new array (any
+    /// length).
+    fileprivate init(growing write: (inout JSONWriter<[UInt8]>) -> Void) {
+      var json = JSONWriter(continuingObjectIn: [UInt8]())
+      write(&json)
+      json.endObject()
+      json.lineBreak()
+      heap = json.output
     }
   }
 
@@ -256,74 +283,45 @@ final class TaskLog: Sendable {
   static func taskSuffix(
     id: Int, phase: TaskPhase, thread: Int32, file: String?, error: String?
   ) -> Suffix {
-    func body(_ writer: inout ByteWriter) {
-      writer.append(",\"id\":")
-      writer.appendInteger(Int64(id))
-      writer.append(",\"state\":\"")
-      writer.append(phase.state.jsonName)
-      writer.append("\"")
-      if let executor = phase.executor {
-        writer.append(",\"on\":\"")
-        writer.append(executor.jsonName)
-        writer.append("\"")
-      }
-      if let reason = phase.reason {
-        writer.append(",\"reason\":\"")
-        writer.append(reason.jsonName)
-        writer.append("\"")
-      }
-      if phase.state == .running && thread != 0 {
-        writer.append(",\"thread\":")
-        writer.appendInteger(Int64(thread))
-      }
-      writer.append("}\n")
+    func members<Output>(_ json: inout JSONWriter<Output>) {
+      json.field("id", id)
+      if let file { json.field("file", file) }
+      json.field("state", literal: phase.state.jsonName)
+      if let executor = phase.executor { json.field("on", literal: executor.jsonName) }
+      if let reason = phase.reason { json.field("reason", literal: reason.jsonName) }
+      if phase.state == .running && thread != 0 { json.field("thread", thread) }
+      if let error { json.field("error", error) }
     }
-    guard file != nil || error != nil else { return Suffix(body) }
-    var line = JSONLine()
-    line.field("id", id)
-    if let file { line.field("file", file) }
-    line.field("state", phase.state.rawValue)
-    if let executor = phase.executor { line.field("on", executor.rawValue) }
-    if let reason = phase.reason { line.field("reason", reason.rawValue) }
-    if phase.state == .running && thread != 0 { line.field("thread", Int(thread)) }
-    if let error { line.field("error", error) }
-    // JSONLine's object without its opening brace: a suffix after `"t":…`.
-    var bytes = [UInt8(ascii: ",")]
-    bytes.append(contentsOf: line.line.dropFirst())
-    return Suffix(bytes: bytes)
+    // Without a name or an error, nothing here has a length the buffer cannot hold.
+    guard file != nil || error != nil else { return Suffix(inline: { members(&$0) }) }
+    return Suffix(growing: { members(&$0) })
   }
 
   /// The suffix of a chunk event: `,"id":…,"chunk":…,"state":…` and the thread when running.
   static func chunkSuffix(id: Int, chunk: Int, state: TaskState, thread: Int32) -> Suffix {
-    Suffix { writer in
-      writer.append(",\"id\":")
-      writer.appendInteger(Int64(id))
-      writer.append(",\"chunk\":")
-      writer.appendInteger(Int64(chunk))
-      writer.append(",\"state\":\"")
-      writer.append(state.jsonName)
-      writer.append("\"")
-      if thread != 0 {
-        writer.append(",\"thread\":")
-        writer.appendInteger(Int64(thread))
-      }
-      writer.append("}\n")
-    }
+    Suffix(inline: { json in
+      json.field("id", id)
+      json.field("chunk", chunk)
+      json.field("state", literal: state.jsonName)
+      if thread != 0 { json.field("thread", thread) }
+    })
   }
 
   /// Appends one task or chunk event whose time is taken, and whose `change` is applied,
   /// under the log's lock; nothing is written when `change` returns false (the change did
   /// not happen).
   func appendTimed(kind: TimedEvent, suffix: Suffix, change: () -> Bool) {
-    pending.withLock { buffer in
+    pending.withLock { pending in
       guard change() else { return }
       withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { raw in
-        var writer = ByteWriter(raw)
-        writer.append(kind.prefix)
-        writer.appendDecimal(elapsed(), decimals: 6)
-        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: raw[..<writer.count]))
+        // `{"event":"task","t":1.234567`: the suffix continues the object.
+        var json = JSONWriter(ByteWriter(raw))
+        json.beginObject()
+        json.field("event", literal: kind.name)
+        json.field("t", elapsed(), decimals: 6)
+        pending.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: raw[..<json.output.count]))
       }
-      suffix.withBytes { buffer.append(contentsOf: $0) }
+      suffix.withBytes { pending.bytes.append(contentsOf: $0) }
     }
   }
 
@@ -333,25 +331,28 @@ final class TaskLog: Sendable {
     _ counters: TaskCounters, mainActorLagMilliseconds: Double, threads: [ThreadStates.Reading]
   ) {
     // `,"threads":[…],"mainActorLagMs":…}` is formatted before the lock is taken.
-    var tail: [UInt8] = []
+    var tail = JSONWriter(continuingObjectIn: [UInt8]())
     if !threads.isEmpty {
-      tail.append(contentsOf: #","threads":["#.utf8)
-      for (index, thread) in threads.enumerated() {
-        if index > 0 { tail.append(UInt8(ascii: ",")) }
-        var item = JSONLine()
-        item.field("tid", Int(thread.tid))
-        item.field("state", thread.state.rawValue)
-        if let call = thread.systemCall { item.field("syscall", call) }
-        tail.append(contentsOf: item.line.dropLast())
+      tail.key("threads")
+      tail.beginArray()
+      for thread in threads {
+        tail.beginObject()
+        tail.field("tid", thread.tid)
+        tail.field("state", thread.state.rawValue)
+        if let call = thread.systemCall { tail.field("syscall", call) }
+        tail.endObject()
       }
-      tail.append(UInt8(ascii: "]"))
+      tail.endArray()
     }
-    tail.append(contentsOf: #","mainActorLagMs":"#.utf8)
-    JSONLine.appendDecimal(mainActorLagMilliseconds, decimals: 3, to: &tail)
-    tail.append(contentsOf: "}\n".utf8)
-    pending.withLock { buffer in
+    tail.field("mainActorLagMs", mainActorLagMilliseconds, decimals: 3)
+    tail.endObject()
+    tail.lineBreak()
+    let after = tail.output
+    pending.withLock { pending in
       let snapshot = counters.snapshot()
-      var line = JSONLine()
+      var line = JSONWriter(pending.bytes)
+      pending.bytes = []
+      line.beginObject()
       line.field("event", literal: "sample")
       line.field("t", elapsed(), decimals: 6)
       line.field("running", snapshot.running)
@@ -361,39 +362,42 @@ final class TaskLog: Sendable {
       line.field("total", snapshot.total)
       line.field("completed", snapshot.completed)
       line.field("actorQueue", snapshot.actorQueue)
-      buffer.append(contentsOf: line.bytes)
-      buffer.append(contentsOf: tail)
+      pending.bytes = line.output
+      pending.bytes.append(contentsOf: after)
     }
   }
 
   /// `{"event":"thread",...}`: a thread of squeeze's process, first seen (or renamed) at
   /// `time`, with its name (`/proc/self/task/TID/comm`, at most 15 bytes).
   func thread(tid: Int32, name: String, at time: Double) {
-    var line = JSONLine()
-    line.field("event", literal: "thread")
-    line.field("t", elapsed(at: time), decimals: 6)
-    line.field("tid", Int(tid))
-    line.field("name", name)
-    append(line)
+    append(
+      JSONWriter.line { line in
+        line.field("event", literal: "thread")
+        line.field("t", elapsed(at: time), decimals: 6)
+        line.field("tid", tid)
+        line.field("name", name)
+      })
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.
   func hang(startingAt start: Double, duration: Double, severity: HangSeverity) {
-    var line = JSONLine()
-    line.field("event", literal: "hang")
-    line.field("t", elapsed(at: start), decimals: 6)
-    line.field("durationMs", duration * 1000, decimals: 3)
-    line.field("severity", severity.rawValue)
-    append(line)
+    append(
+      JSONWriter.line { line in
+        line.field("event", literal: "hang")
+        line.field("t", elapsed(at: start), decimals: 6)
+        line.field("durationMs", duration * 1000, decimals: 3)
+        line.field("severity", severity.rawValue)
+      })
   }
 
   /// `{"event":"warning",...}`: a diagnostics problem (never a file's).
   func warning(_ message: String) {
-    var line = JSONLine()
-    line.field("event", literal: "warning")
-    line.field("t", elapsed(), decimals: 6)
-    line.field("message", message)
-    append(line)
+    append(
+      JSONWriter.line { line in
+        line.field("event", literal: "warning")
+        line.field("t", elapsed(), decimals: 6)
+        line.field("message", message)
+      })
   }
 
   /// `{"event":"end",...}`: the totals.
@@ -401,29 +405,31 @@ final class TaskLog: Sendable {
     files: Int, failed: Int, bytesIn: Int64, bytesOut: Int64, maxRunning: Int, maxEnqueued: Int,
     hangs: HangReport, leakedContinuations: Int, samplerCPUSeconds: Double = 0
   ) {
-    var line = JSONLine()
-    line.field("event", literal: "end")
-    line.field("t", elapsed(), decimals: 6)
-    line.field("files", files)
-    line.field("failed", failed)
-    line.field("bytesIn", bytesIn)
-    line.field("bytesOut", bytesOut)
-    line.field("maxRunning", maxRunning)
-    line.field("maxEnqueued", maxEnqueued)
-    line.field("hangs", hangs.hangs)
-    line.field("microhangs", hangs.microhangs)
-    line.field("worstLagMs", hangs.worstLag * 1000, decimals: 3)
-    line.field("leakedContinuations", leakedContinuations)
-    line.field("samplerCPUSeconds", samplerCPUSeconds, decimals: 6)
-    append(line)
+    append(
+      JSONWriter.line { line in
+        line.field("event", literal: "end")
+        line.field("t", elapsed(), decimals: 6)
+        line.field("files", files)
+        line.field("failed", failed)
+        line.field("bytesIn", bytesIn)
+        line.field("bytesOut", bytesOut)
+        line.field("maxRunning", maxRunning)
+        line.field("maxEnqueued", maxEnqueued)
+        line.field("hangs", hangs.hangs)
+        line.field("microhangs", hangs.microhangs)
+        line.field("worstLagMs", hangs.worstLag * 1000, decimals: 3)
+        line.field("leakedContinuations", leakedContinuations)
+        line.field("samplerCPUSeconds", samplerCPUSeconds, decimals: 6)
+      })
   }
 
-  /// Writes the buffer out when it holds at least `threshold` bytes.
+  /// Writes the buffer out when it holds at least `threshold` bytes, once the `start`
+  /// event is in it (before that, nothing is written).
   func flush(threshold: Int = 0) {
-    let bytes = pending.withLock { buffer -> [UInt8] in
-      guard buffer.count >= max(threshold, 1) else { return [] }
-      defer { buffer = [] }
-      return buffer
+    let bytes = pending.withLock { pending -> [UInt8] in
+      guard pending.hasStart, pending.bytes.count >= max(threshold, 1) else { return [] }
+      defer { pending.bytes = [] }
+      return pending.bytes
     }
     guard !bytes.isEmpty else { return }
     do {

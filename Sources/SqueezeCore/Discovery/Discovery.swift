@@ -39,9 +39,11 @@ struct DiscoveryOptions: Sendable {
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
   var mirrorsTree = false
-  /// Leave out the archive marker (``ArchiveMarker``) at an argument's top: restores ignore
-  /// it.
+  /// Leave out the archive marker (``ArchiveMarker``) and the mirror's manifest
+  /// (``MirrorManifest``) at an argument's top: restores ignore them.
   var skipsArchiveMarker = false
+  /// The most bytes of names the list takes (``FileList/maximumNameBytes``; lower in tests).
+  var nameCapacity = FileList.maximumNameBytes
   /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
   /// after another. Links are never followed on several threads: which of two ways to the
   /// same file or folder is taken depends on the walk's order.
@@ -106,6 +108,7 @@ struct Discovery {
     self.options = options
     self.bases = bases
     self.namer = namer
+    result.files.nameCapacity = options.nameCapacity
   }
 
   /// Walks every argument in order and returns what was found.
@@ -177,7 +180,7 @@ struct Discovery {
       skip(argument, .alreadyListed)
       return
     }
-    append(file: name, status: status, directory: directory)
+    append(file: name, status: status, directory: directory, display: argument)
   }
 
   /// A symbolic link named as an argument of a mirror (no trailing slash): stored as a link.
@@ -194,7 +197,7 @@ struct Discovery {
     do {
       let target = try RelativeLocation.symbolicLinkTarget(
         of: name, in: bases.descriptor(root.base))
-      append(link: name, target: target, status: status, directory: directory)
+      append(link: name, target: target, status: status, directory: directory, display: argument)
       result.files.roots[result.files.roots.count - 1].isLinkArgument = true
     } catch {
       fail(argument, "cannot read symbolic link: \(error)")
@@ -315,10 +318,13 @@ struct Discovery {
         if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
           skip(display.appending(name), .alreadyListed)
         } else {
-          append(file: name, status: status, directory: directory)
+          append(
+            file: name, status: status, directory: directory, display: display.appending(name))
         }
       case .link(let name, let target, let status):
-        append(link: name, target: target, status: status, directory: directory)
+        append(
+          link: name, target: target, status: status, directory: directory,
+          display: display.appending(name))
       case .subfolder(let name, let status):
         if let subfolder = addSubfolder(
           name, status: status, in: directory, display: display, visited: &visited)
@@ -353,7 +359,10 @@ struct Discovery {
       )
       return nil
     }
-    let stored = result.files.store(name)
+    guard let stored = result.files.store(name) else {
+      fail(display.appending(name), FileList.fullMessage)
+      return nil
+    }
     var record = FileList.Directory(
       parent: directory, root: result.files.directories[Int(directory)].root,
       nameOffset: stored.offset, nameLength: stored.length,
@@ -417,11 +426,17 @@ struct Discovery {
     }
   }
 
+  /// Records a link to mirror; `display` names it if the list is full.
   private mutating func append(
-    link name: RawPath, target: RawPath, status: FileStatus, directory: Int32
+    link name: RawPath, target: RawPath, status: FileStatus, directory: Int32, display: RawPath
   ) {
-    let stored = result.files.store(name)
-    let storedTarget = result.files.store(target)
+    let names = result.files.names.count
+    guard let stored = result.files.store(name), let storedTarget = result.files.store(target)
+    else {
+      result.files.names.removeSubrange(names...)
+      fail(display, FileList.fullMessage)
+      return
+    }
     result.files.links.append(
       FileList.Link(
         directory: directory, nameOffset: stored.offset, nameLength: stored.length,
@@ -430,8 +445,14 @@ struct Discovery {
         modificationTime: status.modificationTime))
   }
 
-  private mutating func append(file name: RawPath, status: FileStatus, directory: Int32) {
-    let stored = result.files.store(name)
+  /// Records a file to work on; `display` names it if the list is full.
+  private mutating func append(
+    file name: RawPath, status: FileStatus, directory: Int32, display: RawPath
+  ) {
+    guard let stored = result.files.store(name) else {
+      fail(display, FileList.fullMessage)
+      return
+    }
     result.files.files.append(
       FileList.File(
         directory: directory, nameOffset: stored.offset, nameLength: stored.length,

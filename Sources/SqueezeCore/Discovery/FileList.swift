@@ -116,17 +116,34 @@ struct FileList: Sendable {
   var links: [Link] = []
   /// All folder, file and link names and link targets, back to back.
   var names: [UInt8] = []
+  /// The most bytes `names` takes: ``maximumNameBytes``, lower in tests.
+  var nameCapacity = Self.maximumNameBytes
+
+  /// The most bytes of names one list holds: 4 GiB, what the records' 32-bit offsets reach
+  /// (they stay 32-bit to keep a file's record small). About 17 million names of 255 bytes,
+  /// or 100 million of 40.
+  static let maximumNameBytes = Int(UInt32.max)
+
+  /// Why an entry past ``maximumNameBytes`` is not listed, for its failure.
+  static let fullMessage =
+    "not listed: this run's list holds 4 GiB of names, all it can; split the run (--shard k/n, or fewer paths at a time)"
 
   init() {}
 
   /// Total size of all files in bytes.
-  var totalBytes: Int64 { files.reduce(0) { $0 + $1.size } }
+  var totalBytes: Int64 { files.reduce(0) { $0.addingSaturated($1.size) } }
 
-  /// Adds a name to the arena.
-  mutating func store(_ name: RawPath) -> (offset: UInt32, length: UInt16) {
-    let offset = UInt32(names.count)
+  /// Adds a name (or a link's target) to the arena.
+  ///
+  /// - Returns: where it is, or nil when the arena cannot take it: it would pass
+  ///   ``nameCapacity``, or the name is longer than a record's 16-bit length (file names are
+  ///   at most 255 bytes, link targets 4,095 on Linux).
+  mutating func store(_ name: RawPath) -> (offset: UInt32, length: UInt16)? {
+    guard let length = UInt16(exactly: name.count), name.count <= nameCapacity - names.count,
+      let offset = UInt32(exactly: names.count)
+    else { return nil }
     names.append(contentsOf: name.bytes)
-    return (offset, UInt16(name.count))
+    return (offset, length)
   }
 
   func name(offset: UInt32, length: UInt16) -> RawPath {

@@ -82,8 +82,10 @@ struct FolderScan: Sendable {
       folder: folder.rawValue, relative: relative, display: display, context: context,
       scan: scan)
     for entry in listed.sorted(by: { $0.name < $1.name }) {
-      if relative.isEmpty && options.skipsArchiveMarker && entry.name == ArchiveMarker.name {
-        continue  // restores ignore the marker of an archive
+      if relative.isEmpty && options.skipsArchiveMarker
+        && (entry.name == ArchiveMarker.name || entry.name == MirrorManifest.name)
+      {
+        continue  // restores ignore the marker of an archive and the mirror's manifest
       }
       reader.consider(entry)
     }

@@ -27,6 +27,9 @@ struct GzipDecoder {
   private let inflater: any RawInflater
   private let output: UnsafeMutableRawBufferPointer
   private var state = State.header
+  /// The header being read (headers of any length, in bounded memory).
+  private var headerReader = GzipHeaderReader()
+  /// The trailer's bytes collected so far.
   private var pending: [UInt8] = []
   private var crc = CRC32()
   private var memberSize: UInt64 = 0
@@ -47,9 +50,6 @@ struct GzipDecoder {
   /// Whether data after a complete member that is not another member goes to the sink
   /// unchanged instead of being trailing garbage: `gzip -dcf` (and `zcat -f`) copy it.
   var passesTrailingDataThrough = false
-
-  /// The longest header accepted (FEXTRA, FNAME and FCOMMENT together): 1 MiB.
-  static let maximumHeaderSize = 1 << 20
 
   /// - Parameters:
   ///   - inflater: the engine's raw inflater to use (reset here).
@@ -108,29 +108,25 @@ struct GzipDecoder {
       let rest = UnsafeRawBufferPointer(rebasing: input[position...])
       switch state {
       case .header:
-        // Take a little at a time (doubling), so a short header does not copy a whole
-        // chunk and a long one is parsed O(log n) times.
-        let taken = min(
-          rest.count, max(1024, pending.count), GzipDecoder.maximumHeaderSize + 16 - pending.count)
-        pending.append(contentsOf: rest[..<taken])
-        let parsed = pending.withUnsafeBytes { GzipHeader.parse($0) }
+        let (parsed, consumed) = headerReader.read(rest)
+        position += consumed
+        offset += Int64(consumed)
         switch parsed {
         case .needMoreData:
-          guard pending.count <= GzipDecoder.maximumHeaderSize else {
-            throw .format(.headerTooLong(offset: offset))
-          }
-          position += taken
-          offset += Int64(taken)
+          break
         case .invalid(let error):
           guard members > 0 else { throw .format(error) }
           guard passesTrailingDataThrough else {
             throw .format(.trailingGarbage(offset: headerStart))
           }
-          // Not another member: everything from its would-be header on is copied.
-          let trailing = pending
-          pending = []
-          position += taken
-          offset += Int64(taken)
+          // A later member whose header fails its CRC-16 was read to its end (a header can
+          // be long, and is not held): its bytes cannot be copied, so it is reported as the
+          // damaged member it is.
+          guard error != .badHeaderCRC else { throw .format(error) }
+          // Not another member: everything from its would-be header on is copied (the
+          // reader stops within the first 4 bytes, which it keeps).
+          let trailing = headerReader.fixedBytes
+          headerReader = GzipHeaderReader()
           state = .passingThrough
           // Array.withUnsafeBytes rethrows untyped: carry the typed error out by hand.
           var failure: E? = nil
@@ -139,11 +135,7 @@ struct GzipDecoder {
           }
           if let failure { throw .sink(failure) }
         case .header(let header, let length):
-          // Bytes of `rest` beyond the header belong to the body: give them back.
-          let fromRest = length - (pending.count - taken)
-          position += fromRest
-          offset += Int64(fromRest)
-          pending = []
+          headerReader = GzipHeaderReader()
           overheadBytes += Int64(length)
           if firstHeader == nil { firstHeader = header }
           inflater.reset()

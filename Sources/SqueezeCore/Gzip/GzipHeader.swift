@@ -10,9 +10,13 @@ struct GzipHeader: Sendable, Equatable {
   /// (RFC 1952 §2.3.1). Times outside 1 ... 2^32-1 are stored as 0, as gzip does.
   var modificationTime: UInt32
   /// FNAME: the original file name without the folder, as raw bytes (no NUL); nil when
-  /// absent.
+  /// absent, or when longer than ``longestKeptName`` (``nameLength`` then says how long).
   var name: [UInt8]?
-  /// FCOMMENT, as raw bytes; squeeze never writes one.
+  /// FNAME's length in bytes (without its zero byte), whether or not ``name`` kept it; 0
+  /// when absent.
+  var nameLength: Int
+  /// FCOMMENT, as raw bytes; nil when absent or longer than ``longestKeptComment`` (read
+  /// past, not kept). squeeze never writes one.
   var comment: [UInt8]?
   /// FEXTRA's payload; squeeze never writes one.
   var extra: [UInt8]?
@@ -33,6 +37,7 @@ struct GzipHeader: Sendable, Equatable {
   ///   - level: the compression level (sets XFL).
   init(name: [UInt8]?, modificationTime: Timestamp?, level: CompressionLevel) {
     self.name = name
+    nameLength = name?.count ?? 0
     if let seconds = modificationTime?.seconds, seconds > 0, seconds <= Int64(UInt32.max) {
       self.modificationTime = UInt32(seconds)
     } else {
@@ -46,12 +51,15 @@ struct GzipHeader: Sendable, Equatable {
     hasHeaderCRC = false
   }
 
+  /// A header with every field given (``nameLength`` is the name's when not given).
   init(
-    modificationTime: UInt32, name: [UInt8]?, comment: [UInt8]?, extra: [UInt8]?,
-    extraFlags: UInt8, operatingSystem: UInt8, isText: Bool, hasHeaderCRC: Bool
+    modificationTime: UInt32, name: [UInt8]?, nameLength: Int? = nil, comment: [UInt8]?,
+    extra: [UInt8]?, extraFlags: UInt8, operatingSystem: UInt8, isText: Bool,
+    hasHeaderCRC: Bool
   ) {
     self.modificationTime = modificationTime
     self.name = name
+    self.nameLength = nameLength ?? name?.count ?? 0
     self.comment = comment
     self.extra = extra
     self.extraFlags = extraFlags
@@ -59,6 +67,13 @@ struct GzipHeader: Sendable, Equatable {
     self.isText = isText
     self.hasHeaderCRC = hasHeaderCRC
   }
+
+  /// The longest FNAME kept: 255 bytes, the longest file name Linux allows (`NAME_MAX`), so
+  /// every name that could name a file is kept and `-N` can say exactly why a longer one is
+  /// not used. Longer names are read past and only their length kept.
+  static let longestKeptName = 255
+  /// The longest FCOMMENT kept (squeeze shows none; longer ones are read past): 1 KiB.
+  static let longestKeptComment = 1024
 
   /// ID1 ID2 (RFC 1952 §2.3.1).
   static let magic: (UInt8, UInt8) = (0x1F, 0x8B)
@@ -127,56 +142,11 @@ struct GzipHeader: Sendable, Equatable {
   }
 
   /// Parses a header at the start of `bytes` (RFC 1952 §2.3), checking the magic number,
-  /// the method, the reserved flag bits and, when FHCRC is set, the header's CRC-16.
+  /// the method, the reserved flag bits and, when FHCRC is set, the header's CRC-16
+  /// (``GzipHeaderReader``, which reads headers that arrive in pieces).
   static func parse(_ bytes: UnsafeRawBufferPointer) -> ParseResult {
-    let count = bytes.count
-    if count >= 1 && bytes[0] != magic.0 { return .invalid(.badMagic) }
-    if count >= 2 && bytes[1] != magic.1 { return .invalid(.badMagic) }
-    if count >= 3 && bytes[2] != deflateMethod { return .invalid(.unknownMethod(bytes[2])) }
-    if count >= 4 && bytes[3] & Flag.reserved != 0 { return .invalid(.reservedFlags(bytes[3])) }
-    guard count >= 10 else { return .needMoreData }
-    let flags = bytes[3]
-    let modificationTime =
-      UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24
-    var offset = 10
-    var extra: [UInt8]? = nil
-    if flags & Flag.extra != 0 {
-      guard count >= offset + 2 else { return .needMoreData }
-      let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
-      offset += 2
-      guard count >= offset + length else { return .needMoreData }
-      extra = Array(bytes[offset..<(offset + length)])
-      offset += length
-    }
-    func zeroTerminated() -> [UInt8]? {
-      guard let end = bytes[offset...].firstIndex(of: 0) else { return nil }
-      let field = Array(bytes[offset..<end])
-      offset = end + 1
-      return field
-    }
-    var name: [UInt8]? = nil
-    if flags & Flag.name != 0 {
-      guard let field = zeroTerminated() else { return .needMoreData }
-      name = field
-    }
-    var comment: [UInt8]? = nil
-    if flags & Flag.comment != 0 {
-      guard let field = zeroTerminated() else { return .needMoreData }
-      comment = field
-    }
-    if flags & Flag.headerCRC != 0 {
-      guard count >= offset + 2 else { return .needMoreData }
-      var crc = CRC32()
-      crc.update(UnsafeRawBufferPointer(rebasing: bytes[..<offset]))
-      let stored = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-      guard stored == UInt16(truncatingIfNeeded: crc.value) else { return .invalid(.badHeaderCRC) }
-      offset += 2
-    }
-    let header = GzipHeader(
-      modificationTime: modificationTime, name: name, comment: comment, extra: extra,
-      extraFlags: bytes[8], operatingSystem: bytes[9], isText: flags & Flag.text != 0,
-      hasHeaderCRC: flags & Flag.headerCRC != 0)
-    return .header(header, length: offset)
+    var reader = GzipHeaderReader()
+    return reader.read(bytes).result
   }
 }
 
@@ -247,8 +217,6 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
   case sizeMismatch(stored: UInt32, computed: UInt32)
   /// Bytes that are neither a gzip member nor zero padding follow the last member.
   case trailingGarbage(offset: Int64)
-  /// A header longer than squeeze accepts (1 MiB of optional fields).
-  case headerTooLong(offset: Int64)
 
   var description: String {
     switch self {
@@ -268,7 +236,6 @@ enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertible {
       "length mismatch: ISIZE says \(stored), data gives \(computed) (mod 2^32)"
     case .trailingGarbage(let offset):
       "trailing garbage after the last gzip member at byte \(offset)"
-    case .headerTooLong(let offset): "gzip header longer than 1 MiB at byte \(offset)"
     }
   }
 }

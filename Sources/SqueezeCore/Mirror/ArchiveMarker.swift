@@ -30,23 +30,22 @@ enum ArchiveMarker {
   /// - Throws: ``SystemError`` from the first step that fails.
   static func leave(in folder: Int32, namer: TemporaryNamer) throws(SystemError) {
     if isPresent(in: folder) { return }
-    let temporary = RelativeLocation(base: folder, directory: "", name: namer.next())
-    let descriptor = try temporary.open(
-      flags: O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, permissions: 0o644)
+    let (temporary, raw) = try TemporaryEntry.file(
+      in: FolderHandle(borrowing: folder), namer: namer, permissions: 0o644)
+    let descriptor = FileDescriptor(owning: raw)
     do throws(SystemError) {
       try descriptor.writeAll(Array(text.utf8))
       try descriptor.sync()
       try descriptor.close()
       do throws(SystemError) {
-        try temporary.rename(
-          to: RelativeLocation(base: folder, directory: "", name: name), .noReplace)
+        try temporary.rename(to: name, .noReplace)
       } catch  where error.code == EEXIST {
         // Another run left it first.
-        try? temporary.removeEntry()
+        try? temporary.remove()
       }
       _ = try retryingOnInterrupt { fsync(folder) }
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       throw error
     }
   }

@@ -1,21 +1,27 @@
 import Glibc
 
 /// `--delete`: removes the mirror's entries whose source no longer exists or is no longer
-/// the kind of entry it mirrored, as `rsync -a --delete` does, and nothing else.
+/// the kind of entry it mirrored, as `rsync -a --delete` does, and only what squeeze itself
+/// put there.
 ///
 /// - Only each argument's own destination is pruned (`M/x/` for `x`, all of M for `x/`);
 ///   entries of M that no argument maps to are never touched.
 /// - Removed: outputs squeeze wrote (regular files named `<source><suffix>` whose gzip header
-///   names that source, or name another name of its hard-link group), symbolic links, and
-///   folders, once squeeze's entries in them are gone. Foreign files are never removed and
-///   are no failure (listed under `-v`, counted as kept).
+///   names that source, or name another name of its hard-link group beside it or listed in
+///   the manifest), and the symbolic links and folders the mirror's manifest lists with the
+///   identity they have now (``MirrorManifest``), a folder once squeeze's entries in it are
+///   gone. Anything else is kept and is no failure (listed under `-v`, counted as kept): a
+///   user's files, links and folders, empty or not (a user's folder is looked into for
+///   squeeze's outputs, never changed otherwise), and, until a run has recorded them, the
+///   links and folders of a mirror made before squeeze kept a manifest.
 /// - Sources still there are never pruned, whatever left them out of the run (`--include`,
 ///   `--exclude`, `--older-than`, `--one-file-system`): only absence, or another kind, counts.
-/// - Safety (spec §4): this runs after the run's new outputs are durable; right before each
-///   removal the source's absence is checked again with `lstat`; entries whose `st_ctime`
-///   is not earlier than the run's start are kept (an overlapping run made them); folders are
+/// - Safety: this runs after the run's new outputs are durable; right before each removal
+///   the source's absence is checked again with `lstat`; entries whose `st_ctime` is not
+///   earlier than the run's start are kept (an overlapping run made them); folders are
 ///   removed with `AT_REMOVEDIR`, which fails on a folder that is not empty. Every path is
-///   opened below the mirror's own descriptor without following links.
+///   opened below the mirror's own descriptor without following links. A folder squeeze did
+///   not make is never made writable, nor removed.
 struct MirrorDeletion {
   /// The run's listing.
   let list: FileList
@@ -35,6 +41,9 @@ struct MirrorDeletion {
   let verbose: Bool
   /// Removes stale temporaries of dead runs met in pruned folders.
   let namer: TemporaryNamer
+  /// What squeeze recorded it made in the mirror (empty when the mirror has no usable
+  /// manifest: then no link or folder is removed).
+  let manifest: MirrorManifest
 
   /// What pruning did.
   struct Report {
@@ -44,6 +53,8 @@ struct MirrorDeletion {
     var keptForeign = 0
     /// Lines for stderr (`-v`).
     var lines: [String] = []
+    /// Warnings for stderr, in a dry run too (a manifest that cannot be used).
+    var warnings: [String] = []
     /// In a dry run, the entries that would be deleted, as displayed.
     var deletedPaths: [RawPath] = []
     /// Entries that could not be examined or removed.
@@ -123,6 +134,7 @@ struct MirrorDeletion {
     }
     let kept = path.isEmpty ? namesOfArgumentEntries : []
     var next: [Int] = []
+    var judged: [Judged] = []
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let name = entry.name
       if TemporaryNamer.isTemporary(name) {
@@ -136,61 +148,145 @@ struct MirrorDeletion {
         continue
       }
       if kept.contains(name) { continue }
-      if path.isEmpty && name == ArchiveMarker.name { continue }
+      if path.isEmpty && (name == ArchiveMarker.name || name == MirrorManifest.name) { continue }
       let child = RelativeLocation(base: base, directory: path, name: name)
-      guard let status = try? child.entryStatus() else { continue }
+      guard let status = examine(child, report: &report) else { continue }
       if status.kind == .directory, let subfolder = children[name],
         plan.usable[subfolder] && plan.isMirrored[subfolder]
       {
         next.append(subfolder)
         continue
       }
-      _ = remove(child, status: status, sources: { sources(of: $0, in: folder) }, report: &report)
+      judged.append(judge(child, status: status, sources: { sources(of: $0, in: folder) }))
     }
+    // Every entry is judged before any is removed: a further name of a hard-link group is
+    // known by its group's output beside it, which may be removed too.
+    for entry in judged { _ = apply(entry, report: &report) }
     return next
   }
 
-  /// Removes the entry at `location` if it mirrors nothing and squeeze made it.
-  ///
-  /// - Parameter sources: the source places of a name in `location`'s folder.
-  /// - Returns: true when it is gone (or, in a dry run, would be).
-  private func remove(
-    _ location: RelativeLocation, status: FileStatus, sources: (RawPath) -> [SourcePath],
-    report: inout Report
-  ) -> Bool {
-    let name = location.name
-    switch status.kind {
-    case .regular:
-      guard let sourceName = sourceName(ofOutput: name) else {
-        return keepForeign(location, report: &report)
-      }
-      let places = sources(sourceName)
-      if exists(places, as: .regular) { return false }
-      guard isOutput(location, of: sourceName) else {
-        return keepForeign(location, report: &report)
-      }
-      return removeEntry(location, status: status, places: places, kind: .regular, report: &report)
-    case .symbolicLink:
-      let places = sources(name)
-      if exists(places, as: .symbolicLink) { return false }
-      return removeEntry(
-        location, status: status, places: places, kind: .symbolicLink, report: &report)
-    case .directory:
-      let places = sources(name)
-      if exists(places, as: .directory) { return false }  // there, but not walked: kept
-      return prune(unmirrored: location, status: status, places: places, report: &report)
-    default:
-      return keepForeign(location, report: &report)
+  /// An entry of a folder being pruned and what is to become of it.
+  private struct Judged {
+    var location: RelativeLocation
+    var status: FileStatus
+    /// The places of its source (all absent when it is to go).
+    var places: [SourcePath]
+    var verdict: Verdict
+  }
+
+  /// What pruning decides about one entry.
+  private enum Verdict {
+    /// It mirrors a source that is there: kept.
+    case mirrors
+    /// Squeeze did not make it (or cannot prove it did): kept, and reported.
+    case foreign
+    /// Squeeze made it, and it mirrors nothing now: removed.
+    case remove(FileKind)
+    /// A folder that mirrors nothing: pruned inside, then removed if squeeze made it and it
+    /// is empty.
+    case folder
+    /// Whether squeeze made it cannot be told (its header or identity cannot be read): kept,
+    /// and reported as a failure.
+    case unexaminable(SystemError)
+  }
+
+  /// The status of the entry at `location`, or nil when it is gone or cannot be examined
+  /// (then a failure is reported: it is kept, and the run is not a success).
+  private func examine(_ location: RelativeLocation, report: inout Report) -> FileStatus? {
+    do {
+      return try location.entryStatus()
+    } catch  where error.code == ENOENT {
+      return nil
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return nil
     }
   }
 
-  /// Empties a folder whose source is gone of what squeeze made in it, then removes it.
+  /// Decides about the entry at `location` without changing anything.
+  ///
+  /// - Parameter sources: the source places of a name in `location`'s folder.
+  private func judge(
+    _ location: RelativeLocation, status: FileStatus, sources: (RawPath) -> [SourcePath]
+  ) -> Judged {
+    let name = location.name
+    var judged = Judged(location: location, status: status, places: [], verdict: .foreign)
+    do throws(SystemError) {
+      switch status.kind {
+      case .regular:
+        guard let sourceName = sourceName(ofOutput: name) else { return judged }
+        judged.places = sources(sourceName)
+        if try exists(judged.places, as: .regular) {
+          judged.verdict = .mirrors
+        } else if try isOutput(location, of: sourceName) {
+          judged.verdict = .remove(.regular)
+        }
+      case .symbolicLink:
+        judged.places = sources(name)
+        if try exists(judged.places, as: .symbolicLink) {
+          judged.verdict = .mirrors
+        } else if try manifest.lists(location.relativePath, in: base) {
+          judged.verdict = .remove(.symbolicLink)
+        }
+      case .directory:
+        judged.places = sources(name)
+        // There, but not walked (excluded, another file system): kept.
+        judged.verdict = try exists(judged.places, as: .directory) ? .mirrors : .folder
+      default:
+        break
+      }
+    } catch {
+      judged.verdict = .unexaminable(error)
+    }
+    return judged
+  }
+
+  /// Does what `entry`'s verdict says.
+  ///
+  /// - Returns: true when the entry is gone (or, in a dry run, would be).
+  private func apply(_ entry: Judged, report: inout Report) -> Bool {
+    switch entry.verdict {
+    case .mirrors:
+      return false
+    case .foreign:
+      return keepForeign(
+        entry.location, report: &report,
+        why: entry.status.kind == .regular ? "not written by squeeze" : Self.notMade)
+    case .remove(let kind):
+      return removeEntry(
+        entry.location, status: entry.status, places: entry.places, kind: kind, report: &report)
+    case .folder:
+      return prune(
+        unmirrored: entry.location, status: entry.status, places: entry.places, report: &report)
+    case .unexaminable(let error):
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(entry.location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
+  }
+
+  /// Prunes a folder whose source is gone of what squeeze made in it (outputs by their
+  /// header, links and folders by the manifest), then removes it if squeeze made it too and
+  /// nothing else is left in it. A folder squeeze did not make is looked into (outputs in it
+  /// are squeeze's by their header) but never changed otherwise, nor removed.
   private func prune(
     unmirrored location: RelativeLocation, status: FileStatus, places: [SourcePath],
     report: inout Report
   ) -> Bool {
     if status.changeTime >= runStart { return keptNew(location, report: &report) }
-    if !dryRun && status.permissions & 0o700 != 0o700 {
+    let made: Bool
+    do {
+      made = try manifest.lists(location.relativePath, in: base)
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
+    if made && !dryRun && status.permissions & 0o700 != 0o700 {
       let writable = location.isWritableFolder()
       if !writable { try? location.setFolderPermissions(mode_t(status.permissions | 0o700)) }
     }
@@ -200,25 +296,34 @@ struct MirrorDeletion {
         location.relativePath, in: base, flags: O_RDONLY | O_DIRECTORY)
       entries = try DirectoryReader.entries(of: opened.rawValue)
     } catch {
+      guard made else { return keepForeign(location, report: &report, why: Self.notMade) }
       report.failures.append(
         DiscoveryFailure(
           path: display(location), cause: "cannot list for --delete: \(error)"))
       return false
     }
     var allGone = true
+    var judged: [Judged] = []
     for entry in entries.sorted(by: { $0.name < $1.name }) {
       let child = RelativeLocation(base: base, directory: location.relativePath, name: entry.name)
       if TemporaryNamer.isTemporary(entry.name) {
         allGone = false  // a live run's, or removed by the next run's cleaning
         continue
       }
-      guard let childStatus = try? child.entryStatus() else { continue }
-      let gone = remove(
-        child, status: childStatus,
-        sources: { name in places.map { ($0.base, $0.path.appending(name)) } },
-        report: &report)
+      guard let childStatus = examine(child, report: &report) else {
+        allGone = false
+        continue
+      }
+      judged.append(
+        judge(
+          child, status: childStatus,
+          sources: { name in places.map { ($0.base, $0.path.appending(name)) } }))
+    }
+    for entry in judged {
+      let gone = apply(entry, report: &report)
       allGone = allGone && gone
     }
+    guard made else { return keepForeign(location, report: &report, why: Self.notMade) }
     guard allGone else { return false }
     return removeEntry(location, status: status, places: places, kind: .directory, report: &report)
   }
@@ -234,7 +339,14 @@ struct MirrorDeletion {
     if kind != .directory && status.changeTime >= runStart {
       return keptNew(location, report: &report)
     }
-    if exists(places, as: kind) { return false }
+    do {
+      if try exists(places, as: kind) { return false }
+    } catch {
+      report.failures.append(
+        DiscoveryFailure(
+          path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
     if dryRun {
       report.deleted += 1
       report.deletedPaths.append(display(location))
@@ -264,12 +376,20 @@ struct MirrorDeletion {
   }
 
   /// True when the regular file at `location` is squeeze's output of `sourceName`: its
-  /// FNAME names it, or it is a hard link (in the same folder) of the output of another
-  /// name of the same file, whose FNAME it carries.
-  private func isOutput(_ location: RelativeLocation, of sourceName: RawPath) -> Bool {
-    guard let (header, status) = ExistingOutput.header(at: location), let named = header.name
+  /// FNAME names it, or it is a hard link of the output of another name of the same file,
+  /// whose FNAME it carries: in the same folder, or listed in the manifest (a further name
+  /// of a hard-link group squeeze linked).
+  ///
+  /// - Throws: ``SystemError`` when the file cannot be opened or read, or its manifest
+  ///   identity examined.
+  private func isOutput(
+    _ location: RelativeLocation, of sourceName: RawPath
+  ) throws(SystemError) -> Bool {
+    guard let (header, status) = try ExistingOutput.readHeader(at: location),
+      let named = header.name
     else { return false }
     if named == sourceName.bytes { return true }
+    if try manifest.lists(location.relativePath, in: base) { return true }
     guard status.linkCount > 1 else { return false }
     let sibling = location.sibling(
       named: RawPath(bytes: named).addingSuffix(settings.plan.naming.suffix))
@@ -277,9 +397,11 @@ struct MirrorDeletion {
   }
 
   /// True when any of `places` holds an entry of `kind` (following a link there when links
-  /// are followed: it was mirrored as what it leads to). An entry that cannot be examined
-  /// counts as there.
-  private func exists(_ places: [SourcePath], as kind: FileKind) -> Bool {
+  /// are followed: it was mirrored as what it leads to).
+  ///
+  /// - Throws: ``SystemError`` when a place cannot be examined (not `ENOENT`, `ENOTDIR` or
+  ///   `ELOOP`): the source may be there, so its mirror is kept, and the failure reported.
+  private func exists(_ places: [SourcePath], as kind: FileKind) throws(SystemError) -> Bool {
     for place in places {
       let location = MirrorPlan.location(ofFolder: place.path, base: place.base)
       do {
@@ -290,18 +412,19 @@ struct MirrorDeletion {
         if status.kind == kind { return true }
       } catch  where [ENOENT, ENOTDIR, ELOOP].contains(error.code) {
         continue
-      } catch {
-        return true
       }
     }
     return false
   }
 
-  private func keepForeign(_ location: RelativeLocation, report: inout Report) -> Bool {
+  /// Why a link or folder is kept.
+  private static let notMade = "not recorded as made by squeeze"
+
+  private func keepForeign(
+    _ location: RelativeLocation, report: inout Report, why: String = "not written by squeeze"
+  ) -> Bool {
     report.keptForeign += 1
-    if verbose {
-      report.lines.append("\(display(location).displayString): kept (not written by squeeze)")
-    }
+    if verbose { report.lines.append("\(display(location).displayString): kept (\(why))") }
     return false
   }
 

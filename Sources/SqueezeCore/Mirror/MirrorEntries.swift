@@ -27,6 +27,19 @@ struct MirrorEntries {
   /// What writing entries came to: the run's results grow, lines go to stderr.
   struct Report {
     var lines: [String] = []
+    /// The links and further hard-link names made or found in place, by path below the
+    /// mirror: recorded in the mirror's manifest at the end of the run.
+    var made: [RawPath: EntryIdentity] = [:]
+
+    /// Notes the identity of the entry at `location`, which squeeze has just made or found
+    /// right; nothing when it is not of `kind` now or, a link, does not lead to `target`.
+    mutating func made(
+      _ location: RelativeLocation, _ kind: EntryIdentity.Kind, target: RawPath? = nil
+    ) {
+      guard let identity = try? EntryIdentity.of(location), identity.kind == kind else { return }
+      if let target, (try? location.symbolicLinkTarget()) != target { return }
+      made[location.relativePath] = identity
+    }
 
     mutating func fail(
       _ path: RawPath, _ failure: FileFailure, results: inout RunResults
@@ -42,7 +55,9 @@ struct MirrorEntries {
   func writeLinks(
     _ plan: MirrorPlan, results: inout RunResults, report: inout Report
   ) -> [HeldReplacement] {
-    var replacing: [(temporary: RelativeLocation, final: RelativeLocation, source: RawPath)] = []
+    var replacing:
+      [(temporary: TemporaryEntry, final: RelativeLocation, source: RawPath, target: RawPath)] =
+        []
     var held: [HeldReplacement] = []
     for planned in plan.links {
       let link = list.links[planned.link]
@@ -56,9 +71,11 @@ struct MirrorEntries {
         switch planned.existing {
         case .upToDate:
           results.linksUpToDate += 1
+          report.made(location, .link, target: list.target(of: link))
         case .stale where planned.retimeOnly:
           try location.setTimes(access: link.accessTime, modification: link.modificationTime)
           results.linksUpToDate += 1
+          report.made(location, .link, target: list.target(of: link))
         case .absent:
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
@@ -68,13 +85,16 @@ struct MirrorEntries {
           }
           try giveMetadata(of: link, to: location)
           results.linksWritten += 1
+          report.made(location, .link, target: list.target(of: link))
           if verbose {
             report.lines.append("\(source.displayString): link → \(display.displayString)")
           }
         case .stale:
-          replacing.append((try temporaryLink(link, beside: location), location, source))
+          replacing.append(
+            (try temporaryLink(link, beside: location), location, source, list.target(of: link)))
         case .foreign where settings.force:
-          replacing.append((try temporaryLink(link, beside: location), location, source))
+          replacing.append(
+            (try temporaryLink(link, beside: location), location, source, list.target(of: link)))
         case .folderInTheWay(let empty) where empty || settings.deletes:
           held.append(
             HeldReplacement(
@@ -95,41 +115,43 @@ struct MirrorEntries {
     if squeeze_syncfs(base) != 0 {
       let error = SystemError.current
       for entry in replacing {
-        try? entry.temporary.removeEntry()
+        try? entry.temporary.remove()
         report.fail(
           entry.source,
           .cannotPublish(settings.plan.mirrorDisplay(entry.final.relativePath), .sync, error),
           results: &results)
       }
-      for entry in held { try? entry.temporary.removeEntry() }
+      for entry in held { try? entry.temporary.remove() }
       return []
     }
     for entry in replacing {
       let display = settings.plan.mirrorDisplay(entry.final.relativePath)
       do throws(SystemError) {
-        try entry.temporary.rename(to: entry.final, .replace)
+        try entry.temporary.rename(to: entry.final.name, .replace)
         results.linksWritten += 1
+        report.made(entry.final, .link, target: entry.target)
         if verbose {
           report.lines.append("\(entry.source.displayString): link → \(display.displayString)")
         }
       } catch {
-        try? entry.temporary.removeEntry()
+        try? entry.temporary.remove()
         report.fail(entry.source, .cannotPublish(display, .rename, error), results: &results)
       }
     }
     return held
   }
 
-  /// A link like `link` under a temporary name beside `location`, with its metadata.
+  /// A link like `link` under a temporary name beside `location` (in its folder, opened
+  /// once: ``TemporaryEntry``), with its metadata.
   private func temporaryLink(
     _ link: FileList.Link, beside location: RelativeLocation
-  ) throws(SystemError) -> RelativeLocation {
-    let temporary = location.sibling(named: namer.next())
-    try temporary.makeSymbolicLink(to: list.target(of: link))
+  ) throws(SystemError) -> TemporaryEntry {
+    let temporary = try TemporaryEntry.symbolicLink(
+      to: list.target(of: link), in: FolderHandle.folder(of: location), namer: namer)
     do throws(SystemError) {
-      try giveMetadata(of: link, to: temporary)
+      try giveMetadata(of: link, to: temporary.location)
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       throw error
     }
     return temporary
@@ -184,6 +206,7 @@ struct MirrorEntries {
         switch follower.existing {
         case .upToDate:
           results.upToDate += 1
+          report.made(target, .file)
           continue
         case .absent:
           do throws(SystemError) {
@@ -207,6 +230,7 @@ struct MirrorEntries {
           continue
         }
         results.hardLinked += 1
+        report.made(target, .file)
         if verbose {
           report.lines.append(
             "\(source.displayString): hard link of \(leaderDisplay.displayString) → \(display.displayString)"
@@ -223,12 +247,12 @@ struct MirrorEntries {
   private func replace(_ target: RelativeLocation, withLinkOf leader: RelativeLocation)
     throws(SystemError)
   {
-    let temporary = target.sibling(named: namer.next())
-    try leader.hardLink(at: temporary)
+    let temporary = try TemporaryEntry.hardLink(
+      of: leader, in: FolderHandle.folder(of: target), namer: namer)
     do throws(SystemError) {
-      try temporary.rename(to: target, .replace)
+      try temporary.rename(to: target.name, .replace)
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       throw error
     }
   }
@@ -246,7 +270,10 @@ struct MirrorEntries {
     for entry in held {
       switch entry.replacement.complete() {
       case .replaced:
-        if entry.file == nil { results.linksWritten += 1 }
+        if entry.file == nil {
+          results.linksWritten += 1
+          report.made(entry.replacement.final, .link)
+        }
         if let removal = entry.replacement.removal {
           if case .removed = SourceRemoval.remove(removal, force: settings.force) {
             results.removed += 1

@@ -45,7 +45,13 @@ struct MirrorFolders {
         continue
       }
       do {
-        created[index] = try make(location(index, in: plan), parentIsNew: created[folder.parent])
+        let place = location(index, in: plan)
+        created[index] = try make(place, parentIsNew: created[folder.parent])
+        if plan.isMirrored[index], let identity = try? EntryIdentity.of(place),
+          identity.kind == .folder
+        {
+          plan.made[folder.path] = identity
+        }
       } catch {
         plan.usable[index] = false
         failures.append(
@@ -118,20 +124,21 @@ struct MirrorFolders {
 
   /// Puts a new folder where a file or link is, once the new folder is on disk.
   private func replace(_ location: RelativeLocation) throws(SystemError) {
-    let temporary = location.sibling(named: namer.next())
-    try temporary.makeDirectory(permissions: 0o700)
+    let temporary = try TemporaryEntry.directory(
+      in: FolderHandle.folder(of: location), namer: namer, permissions: 0o700)
     if squeeze_syncfs(base) != 0 {
       let error = SystemError.current
-      try? temporary.removeEntry(folder: true)
+      try? temporary.remove()
       throw error
     }
     do {
-      try temporary.rename(to: location, .exchange)
+      try temporary.rename(to: location.name, .exchange)
     } catch {
-      try? temporary.removeEntry(folder: true)
+      try? temporary.remove()
       throw error
     }
-    try temporary.removeEntry()
+    // The temporary name now holds the link or file the folder replaced.
+    try temporary.remove()
   }
 
   /// Gives every usable mirrored folder its first source's metadata, deepest first.

@@ -54,6 +54,9 @@ struct MirrorPlan: Sendable {
   /// True for ``folders`` entries that could be made (``MirrorFolders/prepare(_:)``); all
   /// true until then.
   var usable: [Bool] = []
+  /// The identities of the mirrored folders ``MirrorFolders/prepare(_:)`` made or found in
+  /// place, by path: recorded in the mirror's manifest at the end of the run.
+  var made: [RawPath: EntryIdentity] = [:]
   /// The links to store.
   var links: [PlannedLink] = []
   /// The further names of hard-link groups.

@@ -10,7 +10,10 @@ import Glibc
 /// 3. with `--delete`, once all of that is on disk (one more `syncfs`), the pruning
 ///    (``MirrorDeletion``), unless the walk met an error;
 /// 4. entries a folder was in the way of take its place, if it is empty now;
-/// 5. every folder given its source's metadata, deepest first; a last `syncfs`.
+/// 5. compressing, the folders, links and further hard-link names made or found in place
+///    recorded in the mirror's manifest (``MirrorManifest``), which step 3 reads, once
+///    they are on disk (two more `syncfs`, only when the manifest changes);
+/// 6. every folder given its source's metadata, deepest first; a last `syncfs`.
 struct MirrorWork {
   /// The run's listing.
   let list: FileList
@@ -41,13 +44,69 @@ struct MirrorWork {
   /// The pruning, or nil when not asked for (`--delete`) or skipped after walk errors.
   func deletion(of plan: MirrorPlan, dryRun: Bool, walkErrors: Int) -> MirrorDeletion.Report? {
     guard settings.deletes, settings.operation == .compress, walkErrors == 0 else { return nil }
-    return MirrorDeletion(
+    let reading = MirrorManifest.read(in: base)
+    var report = MirrorDeletion(
       list: list, plan: plan, settings: settings, bases: bases, base: base, runStart: runStart,
-      dryRun: dryRun, verbose: verbose, namer: namer
+      dryRun: dryRun, verbose: verbose, namer: namer,
+      manifest: MirrorManifest(entries: reading.entries)
     ).run()
+    if case .unusable(let error) = reading {
+      let cause = "\(error); --delete keeps every link and folder"
+      if case .cannotRead = error {
+        // An I/O error, not a state of the mirror: the run could not do all it was asked.
+        report.failures.append(DiscoveryFailure(path: manifestDisplay, cause: cause))
+      } else {
+        report.warnings.append("squeeze: \(manifestDisplay.displayString): \(cause)")
+      }
+    }
+    if dryRun {
+      // A dry run fails nothing: what it could not examine is said, as a warning.
+      report.warnings += report.failures.map { "squeeze: \($0)" }
+      report.failures = []
+    }
+    return report
   }
 
-  /// Steps 2 to 5, after the files.
+  /// The manifest's path as the user would write it.
+  var manifestDisplay: RawPath { settings.plan.mirrorDisplay(MirrorManifest.name) }
+
+  /// Records in the mirror's manifest the entries this run made or found in their place
+  /// (`made`), with the other entries listed before that still are what was recorded;
+  /// writes it only when that changed. A manifest that cannot be read, or a file squeeze did not
+  /// write by that name, is never replaced; a damaged one is replaced whole.
+  ///
+  /// - Returns: the failure when the manifest cannot be read or written.
+  func record(_ made: [RawPath: EntryIdentity]) -> DiscoveryFailure? {
+    let reading = MirrorManifest.read(in: base)
+    var current: MirrorManifest? = nil
+    switch reading {
+    case .read(let manifest): current = manifest
+    case .absent, .unusable(.damaged): break
+    case .unusable(let error):
+      return DiscoveryFailure(
+        path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+    }
+    // What this run made or found is recorded as it saw it (an entry replaced since has
+    // another identity, so its record never matches it); only older entries are looked at
+    // again, and dropped once they are gone or replaced.
+    let older = (current?.entries ?? [:]).filter { made[$0.key] == nil }
+    var kept = MirrorManifest(entries: older).stillThere(in: base)
+    kept.entries.merge(made) { _, new in new }
+    if kept == current || (reading == .absent && kept.entries.isEmpty) { return nil }
+    // A killed run's manifest temporary is cleaned here, as outputs' folders are. Writing
+    // commits the file system before the rename: only what is on disk is recorded.
+    TemporaryCleaner(namer: namer).cleanOnce(
+      folderOf: RelativeLocation(base: base, directory: "", name: MirrorManifest.name))
+    do {
+      try kept.write(in: base, namer: namer)
+    } catch {
+      return DiscoveryFailure(
+        path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+    }
+    return nil
+  }
+
+  /// Steps 2 to 6, after the files.
   ///
   /// - Returns: lines for stderr (failures, and with `-v` each entry).
   func finish(_ plan: MirrorPlan, results: inout RunResults, walkErrors: Int) -> [String] {
@@ -68,7 +127,7 @@ struct MirrorWork {
         if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
-          report.lines += pruned.lines
+          report.lines += pruned.warnings + pruned.lines
           for failure in pruned.failures {
             results.entryFailures.append(failure)
             report.lines.append("squeeze: \(failure)")
@@ -83,6 +142,13 @@ struct MirrorWork {
     writer.complete(held, results: &results, report: &report)
     if !waiting.isEmpty {
       writer.linkFollowers(plan, leaders: waiting, results: &results, report: &report)
+    }
+    // Before the folders get their sources' times: writing the manifest changes the top's.
+    if settings.operation == .compress,
+      let failure = record(plan.made.merging(report.made) { _, later in later })
+    {
+      results.entryFailures.append(failure)
+      report.lines.append("squeeze: \(failure)")
     }
     for failure in folders.finalize(plan) {
       results.entryFailures.append(failure)

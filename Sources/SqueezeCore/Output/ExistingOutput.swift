@@ -167,9 +167,27 @@ enum ExistingOutput: Sendable, Equatable {
   /// The gzip header and status of the regular file at `location` (a link is not
   /// followed), or nil when it is not a regular gzip file.
   static func header(at location: RelativeLocation) -> (GzipHeader, FileStatus)? {
-    guard let output = try? location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY),
-      let status = try? output.status(), status.kind == .regular,
-      let header = try? gzipHeader(of: output, size: status.size)
+    (try? readHeader(at: location)) ?? nil
+  }
+
+  /// The gzip header of the regular file at `location` and its status, as
+  /// ``header(at:)``, but a file that cannot be opened or read is an error, not an answer.
+  ///
+  /// - Returns: nil when the file is gone (or a symbolic link now), or is not a regular file
+  ///   starting with a gzip header.
+  /// - Throws: ``SystemError`` from `open(2)`, `fstat(2)` or `pread(2)` (not `ENOENT` or
+  ///   `ELOOP`).
+  static func readHeader(at location: RelativeLocation) throws(SystemError) -> (
+    GzipHeader, FileStatus
+  )? {
+    let output: FileDescriptor
+    do {
+      output = try location.open(flags: O_RDONLY | O_NONBLOCK | O_NOCTTY)
+    } catch  where error.code == ENOENT || error.code == ELOOP {
+      return nil
+    }
+    let status = try output.status()
+    guard status.kind == .regular, let header = try gzipHeader(of: output, size: status.size)
     else { return nil }
     return (header, status)
   }

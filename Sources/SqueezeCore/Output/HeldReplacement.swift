@@ -4,11 +4,14 @@ import Glibc
 /// made durable under a temporary name in the same folder, it takes the folder's place only
 /// once the folder is empty (spec §4: an entry whose type changed is replaced only after the
 /// new one is durable). An empty folder gives way at once, after the run's writes; a
-/// non-empty one only with `--delete`, once pruning has emptied it.
+/// non-empty one only with `--delete`, once pruning has emptied it. Every step goes through
+/// the temporary's folder descriptor (``TemporaryEntry``): the folder in the way is the
+/// entry ``final``'s name names in the folder the temporary was made in.
 struct HeldReplacement: Sendable {
   /// The new entry, durable, under its temporary name.
-  var temporary: RelativeLocation
-  /// Where it goes: a folder is there now.
+  var temporary: TemporaryEntry
+  /// Where it goes: a folder is there now (its path, for messages; the name is looked up in
+  /// the temporary's folder).
   var final: RelativeLocation
   /// `final` as displayed.
   var display: RawPath
@@ -29,32 +32,39 @@ struct HeldReplacement: Sendable {
   /// with `RENAME_EXCHANGE` and the emptied folder removed, or renamed into a place now
   /// free (`RENAME_NOREPLACE`). Otherwise removes the new entry.
   func complete() -> Outcome {
+    let place = temporary.sibling(named: final.name)
     do throws(SystemError) {
       let status: FileStatus
       do throws(SystemError) {
-        status = try final.entryStatus()
+        status = try place.entryStatus()
       } catch  where error.code == ENOENT {
-        try temporary.rename(to: final, .noReplace)
+        try temporary.rename(to: final.name, .noReplace)
         return .replaced
       }
-      guard status.kind == .directory, final.isEmptyFolder() else {
-        try? temporary.removeEntry()
+      guard status.kind == .directory, place.isEmptyFolder() else {
+        try? temporary.remove()
         return .folderKept
       }
-      try temporary.rename(to: final, .exchange)
+      try temporary.rename(to: final.name, .exchange)
       // The temporary name now holds the empty folder.
       do throws(SystemError) {
-        try temporary.removeEntry(folder: true)
+        try temporary.remove()
       } catch  where error.code == ENOTEMPTY {
         // Something was written into it meanwhile: put it back rather than lose it.
-        try? temporary.rename(to: final, .exchange)
-        try? temporary.removeEntry()
+        try? temporary.rename(to: final.name, .exchange)
+        try? temporary.remove()
         return .folderKept
       }
       return .replaced
     } catch {
-      try? temporary.removeEntry()
+      try? temporary.remove()
       return .failed(error)
     }
+  }
+
+  /// Removes the new entry and leaves the folder in the way alone: the run stopped before
+  /// it could take the folder's place.
+  func abandon() {
+    try? temporary.remove()
   }
 }

@@ -27,8 +27,9 @@ final class Publisher: Sendable {
   /// One temporary to publish.
   struct Request: Sendable {
     /// The finished temporary file.
-    var temporary: RelativeLocation
-    /// Its final name, in the same folder.
+    var temporary: TemporaryEntry
+    /// Its final name, in the same folder (the rename goes through the temporary's folder
+    /// descriptor; the path is for messages and checks).
     var final: RelativeLocation
     /// Rename over an existing file at `final` (an output squeeze owns and replaces);
     /// when false, an existing file makes the request fail with `EEXIST`.
@@ -67,8 +68,12 @@ final class Publisher: Sendable {
     /// Called once, on the publisher thread, with the outcome.
     let completion: @Sendable (Outcome) -> Void
 
+    /// Frees the request's place in the queue (``Publisher/capacity``).
+    let permits: DispatchSemaphore
+
     func resume(returning outcome: Outcome) {
       completion(outcome)
+      permits.signal()
     }
   }
 
@@ -87,16 +92,37 @@ final class Publisher: Sendable {
 
   private let state = Mutex(State())
   private let wakeup = DispatchSemaphore(value: 0)
+  /// One permit per request that may be handed in and not yet done (``capacity``).
+  private let permits: DispatchSemaphore
+  /// How many requests may be handed in and not yet done at once.
+  let capacity: Int
   /// Set when the run must stop (a signal): pending temporaries are removed, not published.
   private let stopRequested: AtomicFlag
   /// Number of `syncfs` calls made (for tests and diagnostics).
   private let syncCount = Atomic<Int>(0)
 
+  /// How many requests may wait by default: a quarter of the descriptors this process may
+  /// open (the soft `RLIMIT_NOFILE`), between 16 and 1,024. Each waiting request keeps the
+  /// folder of its temporary open (``FolderHandle``), so a tree of many folders holding one
+  /// small file each never runs out of descriptors while a sync takes its time.
+  static var defaultCapacity: Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 256 }
+    // No limit (RLIM_INFINITY, the largest value) counts as 4,096.
+    let quarter = Int(min(limit.rlim_cur, 4096)) / 4
+    return min(max(quarter, 16), 1024)
+  }
+
   /// Starts the publishing thread.
   ///
-  /// - Parameter stopRequested: when set, everything not yet renamed is removed instead.
-  init(stopRequested: AtomicFlag) {
+  /// - Parameters:
+  ///   - stopRequested: when set, everything not yet renamed is removed instead.
+  ///   - capacity: how many requests may be handed in and not yet done; ``submit(_:completion:)``
+  ///     waits while that many are.
+  init(stopRequested: AtomicFlag, capacity: Int = Publisher.defaultCapacity) {
     self.stopRequested = stopRequested
+    self.capacity = max(1, capacity)
+    permits = DispatchSemaphore(value: max(1, capacity))
     let thread = Thread { [self] in
       ThreadName.set("squeeze-publish")
       self.run()
@@ -120,8 +146,13 @@ final class Publisher: Sendable {
 
   /// Publishes `request` in the next batch; `completion` runs on the publisher thread,
   /// exactly once, when the output is on disk under its final name or has failed.
+  ///
+  /// While ``capacity`` requests are waiting, this blocks the calling thread until one is
+  /// done. The wait always ends: only the publisher's own thread finishes requests, and it
+  /// needs no other thread to do so (completions must not call this).
   func submit(_ request: Request, completion: @escaping @Sendable (Outcome) -> Void) {
-    enqueue(Waiting(request: request, completion: completion))
+    permits.wait()
+    enqueue(Waiting(request: request, completion: completion, permits: permits))
   }
 
   /// Publishes `request`, suspending until it is on disk under its final name or has failed.
@@ -287,46 +318,12 @@ final class Publisher: Sendable {
     return failures
   }
 
-  /// Renames `request`'s temporary to its final name (`renameat2(RENAME_NOREPLACE)` for a new
-  /// output, `renameat` over one squeeze replaces).
+  /// Renames `request`'s temporary to its final name in the folder it was made in
+  /// (`renameat2(RENAME_NOREPLACE)` for a new output, `renameat` over one squeeze replaces),
+  /// through that folder's descriptor: never through a symbolic link put in the folder's
+  /// place meanwhile.
   func rename(_ request: Request) throws(SystemError) {
-    let temporary = request.temporary
-    let final = request.final
-    if temporary.directory.count + 1 + temporary.name.count < FileDescriptor.pathSliceLimit
-      && final.directory.count + 1 + final.name.count < FileDescriptor.pathSliceLimit
-    {
-      let replacing = request.replacesExisting
-      _ = try RawPath.withJoinedCString(temporary.directory, temporary.name) {
-        (cFrom) throws(SystemError) in
-        try RawPath.withJoinedCString(final.directory, final.name) { (cTo) throws(SystemError) in
-          try retryingOnInterrupt {
-            replacing
-              ? renameat(temporary.base, cFrom, final.base, cTo)
-              : squeeze_renameat2(
-                temporary.base, cFrom, final.base, cTo, SQUEEZE_RENAME_NOREPLACE)
-          }
-        }
-      }
-    } else {
-      let folder = try FileDescriptor.open(
-        temporary.directory, in: temporary.base, flags: O_RDONLY | O_DIRECTORY)
-      try renamePaths(
-        folder.rawValue, temporary.name, folder.rawValue, final.name,
-        replacing: request.replacesExisting)
-    }
-  }
-
-  private func renamePaths(
-    _ fromBase: Int32, _ from: RawPath, _ toBase: Int32, _ to: RawPath, replacing: Bool
-  ) throws(SystemError) {
-    _ = try from.withCString { (cFrom) throws(SystemError) in
-      try to.withCString { (cTo) throws(SystemError) in
-        try retryingOnInterrupt {
-          replacing
-            ? renameat(fromBase, cFrom, toBase, cTo)
-            : squeeze_renameat2(fromBase, cFrom, toBase, cTo, SQUEEZE_RENAME_NOREPLACE)
-        }
-      }
-    }
+    try request.temporary.rename(
+      to: request.final.name, request.replacesExisting ? .replace : .noReplace)
   }
 }

@@ -30,6 +30,8 @@ struct TemporaryNamer: Sendable {
   let identity: ProcessIdentity
   /// The counter for `n`.
   private let counter: Counter
+  /// The temporaries made with these names that exist now (see ``LiveTemporaries``).
+  let live: LiveTemporaries
 
   /// A day: a temporary whose writer cannot be checked is stale once it is this old.
   static let abandonedAfter: Int64 = 86_400
@@ -48,6 +50,7 @@ struct TemporaryNamer: Sendable {
     prefix = ".squeeze-\(identity.tag)-"
     prefixBytes = Array(prefix.utf8)
     counter = Counter()
+    live = LiveTemporaries()
   }
 
   /// The leading bytes every squeeze temporary shares.
@@ -134,7 +137,7 @@ struct TemporaryNamer: Sendable {
     switch owner(of: name) {
     case .live: false
     case .stale: true
-    case .unknown: now.seconds - modified.seconds > TemporaryNamer.abandonedAfter
+    case .unknown: now.seconds(since: modified) > TemporaryNamer.abandonedAfter
     }
   }
 }

@@ -4,10 +4,12 @@ import Glibc
 /// with mode 0600 or with the output's own final bits (``CreationPermissions``: nobody reads
 /// a partial output who could not read the finished one), written, given its metadata,
 /// closed, and handed over as a ``Publisher/Request``. Dropped unfinished (any failure), it removes
-/// the temporary: no partial output is ever left under any name.
+/// the temporary: no partial output is ever left under any name. The temporary is made,
+/// renamed and removed through its folder's descriptor (``TemporaryEntry``), so it is removed
+/// even when that folder is moved while the output is written.
 final class TemporaryOutput {
-  /// The temporary's location.
-  let temporary: RelativeLocation
+  /// The temporary, in the output's folder.
+  let temporary: TemporaryEntry
   /// The final location.
   let target: RelativeLocation
   /// The final path, for messages.
@@ -25,8 +27,8 @@ final class TemporaryOutput {
   /// Who new files belong to: this process's effective user and group (read once).
   static let owner = (user: geteuid(), group: getegid())
 
-  /// Creates the temporary beside `target`, creating missing folders of a mirror with
-  /// `folderPermissions`.
+  /// Creates the temporary beside `target` (in its folder, opened through `folders`),
+  /// creating missing folders of a mirror with `folderPermissions`.
   ///
   /// - Parameter permissions: the bits to create it with: `0600`, or the output's final bits
   ///   when `open(2)` is known to give exactly those (``CreationPermissions``); `finish`
@@ -34,25 +36,28 @@ final class TemporaryOutput {
   /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
   init(
     target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
-    folderPermissions: UInt16, permissions: mode_t = CreationPermissions.ownerOnly
+    folders: FolderHandleCache, folderPermissions: UInt16,
+    permissions: mode_t = CreationPermissions.ownerOnly
   ) throws(FileFailure) {
     self.target = target
     self.display = display
     self.replacesExisting = replacesExisting
-    temporary = target.sibling(named: namer.next())
-    createdPermissions = permissions
-    let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY
+    var created = permissions
     do {
+      let folder: FolderHandle
       do throws(SystemError) {
-        descriptor = try temporary.open(flags: flags, permissions: permissions).release()
-      } catch  where error.code == ENOENT && !temporary.directory.isEmpty {
-        try temporary.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
-        createdPermissions = CreationPermissions.ownerOnly
-        descriptor = try temporary.open(flags: flags, permissions: createdPermissions).release()
+        folder = try folders.folder(of: target)
+      } catch  where error.code == ENOENT && !target.directory.isEmpty {
+        try target.createDirectories(permissions: mode_t(folderPermissions & 0o777) | 0o700)
+        created = CreationPermissions.ownerOnly
+        folder = try folders.folder(of: target)
       }
+      (temporary, descriptor) = try TemporaryEntry.file(
+        in: folder, namer: namer, permissions: created)
     } catch {
       throw .cannotCreateOutput(display.path, error)
     }
+    createdPermissions = created
   }
 
   deinit {
@@ -97,24 +102,35 @@ final class TemporaryOutput {
   /// Gives the output `status`'s owner and group (when `copiesOwnership`), its permission
   /// bits without setuid and setgid, and its access time and `modificationTime`
   /// (nanoseconds), as gzip does; closes it; and registers its file system with the
-  /// publisher. Failures to copy metadata are not fatal (gzip only warns): a wrong time only
-  /// makes the next run treat the output as stale.
+  /// publisher.
+  ///
+  /// Failing to copy metadata fails the file (gzip only warns): an output or a restored
+  /// file under its final name with the wrong mode or time would stay wrong, because the
+  /// next run's quick check takes a file with the source's size and time as done, and a
+  /// restore takes a file whose time is not the `.gz` file's for one that is not squeeze's
+  /// and leaves it alone.
   ///
   /// - Returns: the request to publish it.
-  /// - Throws: ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a write error.
+  /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` when `fchown(2)`, `fchmod(2)` or
+  ///   `futimens(2)` fails; ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a
+  ///   write error.
   func finish(
     metadataFrom status: FileStatus, modificationTime: Timestamp, copiesOwnership: Bool,
     publisher: Publisher, knownDevice: UInt64? = nil
   ) throws(FileFailure) -> Publisher.Request {
     // A new file is ours already: change the owner only when the source's differs.
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
-      _ = fchown(descriptor, status.userID, status.groupID)
+      try setMetadata(.owner) { fchown(descriptor, status.userID, status.groupID) }
     }
     let permissions = mode_t(status.permissions & 0o1777)
-    if permissions != createdPermissions { _ = fchmod(descriptor, permissions) }
+    if permissions != createdPermissions {
+      try setMetadata(.permissions) { fchmod(descriptor, permissions) }
+    }
     var times = (status.accessTime.timespec, modificationTime.timespec)
-    _ = withUnsafePointer(to: &times) {
-      $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+    try setMetadata(.times) {
+      withUnsafePointer(to: &times) {
+        $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) }
+      }
     }
     let device: UInt64
     if let knownDevice {
@@ -136,5 +152,19 @@ final class TemporaryOutput {
     return Publisher.Request(
       temporary: temporary, final: target, replacesExisting: replacesExisting, device: device,
       syncsAfterRename: false)
+  }
+
+  /// Runs `call` (`fchown`, `fchmod` or `futimens` on the temporary), again when a signal
+  /// interrupted it.
+  ///
+  /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` with `what` and the call's error.
+  private func setMetadata(
+    _ what: FileFailure.Metadata, _ call: () -> Int32
+  ) throws(FileFailure) {
+    do throws(SystemError) {
+      _ = try retryingOnInterrupt(call)
+    } catch {
+      throw .cannotSetMetadata(display.path, what, error)
+    }
   }
 }

@@ -16,12 +16,15 @@ enum ByteFormat {
     return "\(fixed(value, digits)) \(units[unit])"
   }
 
-  /// `value` with exactly `digits` decimals (no locale, no exponent).
+  /// `value` with exactly `digits` decimals (no locale, no exponent), or as Swift prints a
+  /// `Double` (`1e+20`) when it has too many digits for that: above 2^63 once scaled.
   static func fixed(_ value: Double, _ digits: Int) -> String {
     guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = (abs(value) * scale).rounded()
+    // Int64(_:) traps from 2^63 on: a ratio of two file sizes can get there.
+    guard scaled < 0x1p63 else { return "\(value)" }
     let whole = Int64(scaled / scale)
     let fraction = Int64(scaled - Double(whole) * scale)
     let sign = value < 0 && scaled != 0 ? "-" : ""
@@ -42,10 +45,12 @@ enum ByteFormat {
     return value < 0 ? "-" + result : result
   }
 
-  /// Seconds as `m:ss` (or `h:mm:ss` from an hour on).
+  /// Seconds as `m:ss` (or `h:mm:ss` from an hour on); `--:--` for a negative or
+  /// non-finite time, and the hours held at `Int.max` seconds (an estimate from a total of
+  /// sparse file sizes can be past it).
   static func clock(_ seconds: Double) -> String {
     guard seconds.isFinite && seconds >= 0 else { return "--:--" }
-    let total = Int(seconds.rounded())
+    let total = Int(saturating: seconds.rounded())
     let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
     func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return hours > 0 ? "\(hours):\(two(minutes)):\(two(secs))" : "\(minutes):\(two(secs))"

@@ -52,7 +52,7 @@ enum ProgressLine {
     let room = width - reservedForDetails - 2
     if room >= 10 {
       let barWidth = min(room, 30)
-      let filled = Int((fraction * Double(barWidth)).rounded(.down))
+      let filled = Int(saturating: (fraction * Double(barWidth)).rounded(.down))
       let bar =
         "[" + String(repeating: "#", count: filled)
         + String(repeating: " ", count: barWidth - filled) + "] "
@@ -63,7 +63,7 @@ enum ProgressLine {
       details = fields.map(\.text).joined(separator: "  ")
     }
     if details.count <= width { return details }
-    let percent = "\(Int((fraction * 100).rounded(.down))) %"
+    let percent = "\(Int(saturating: (fraction * 100).rounded(.down))) %"
     return percent.count <= width ? percent : ""
   }
 
@@ -79,7 +79,7 @@ enum ProgressLine {
   private static func fields(_ totals: Totals) -> [(field: Field, text: String)] {
     let files = "\(ByteFormat.count(totals.filesDone))/\(ByteFormat.count(totals.filesTotal)) files"
     let bytes = "\(ByteFormat.format(totals.bytesDone))/\(ByteFormat.format(totals.bytesTotal))"
-    let rate = "\(ByteFormat.format(Int64(totals.bytesPerSecond)))/s"
+    let rate = "\(ByteFormat.format(Int64(saturating: totals.bytesPerSecond)))/s"
     let eta = "ETA " + (totals.secondsLeft.map(ByteFormat.clock) ?? "--:--")
     guard totals.upToDate > 0 else {
       return [(.files, files), (.bytes, bytes), (.rate, rate), (.eta, eta)]

@@ -57,10 +57,9 @@ enum BlockingReplay {
     }
     guard request.syncsAfterRename else { return .published }
     do throws(SystemError) {
-      let final = request.final
+      // The folder the output was renamed in, through the temporary's folder descriptor.
       let folder = try FileDescriptor.open(
-        final.directory.isEmpty ? "." : final.directory, in: final.base,
-        flags: O_RDONLY | O_DIRECTORY, symlinks: final.symlinks.forFolders)
+        ".", in: request.temporary.folder.descriptor, flags: O_RDONLY | O_DIRECTORY)
       try folder.sync()
     } catch {
       return .failed(step: .syncFolder, error)

@@ -551,13 +551,14 @@ actor ParallelCompressor {
       }
     case .upToDate(let bytes):
       results.upToDate += 1
-      results.bytesUpToDate += bytes
+      results.bytesUpToDate = results.bytesUpToDate.addingSaturated(bytes)
       feed.fileDone(failed: false)
       if verbose { feed.message("\(path.displayString): up to date") }
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1
-      results.bytesUpToDate += configuration.list.files[index].size
+      results.bytesUpToDate = results.bytesUpToDate.addingSaturated(
+        configuration.list.files[index].size)
       if verbose { feed.message("\(path.displayString): up to date") }
     case .verified(let bytesIn, let bytesOut):
       results.done += 1

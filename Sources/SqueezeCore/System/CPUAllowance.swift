@@ -35,8 +35,9 @@ struct CPUAllowance: Sendable, Equatable {
   /// The width: the fewest of the two, rounded up, at least 1.
   var count: Int {
     guard let quota else { return max(1, affinityCPUs) }
-    let quotaCPUs = Int(quota.cpus.rounded(.up))
-    return max(1, min(affinityCPUs, quotaCPUs))
+    // Compared as a Double first: a quota may be more CPUs than an Int holds.
+    guard quota.cpus < Double(affinityCPUs) else { return max(1, affinityCPUs) }
+    return max(1, Int(saturating: quota.cpus.rounded(.up)))
   }
 
   /// What this process may use now.
@@ -138,19 +139,30 @@ struct CPUAllowance: Sendable, Equatable {
       // cpu.max: "$MAX $PERIOD", MAX being "max" for no limit.
       guard let text = TextFile.read(folder + "/cpu.max") else { return nil }
       let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
-      guard fields.count == 2, let quota = Double(fields[0]), let period = Double(fields[1]),
-        quota > 0, period > 0
-      else { return nil }
-      return quota / period
+      guard fields.count == 2 else { return nil }
+      return cpus(quota: fields[0], period: fields[1])
     }
     guard
       let quotaText = TextFile.read(folder + "/cpu.cfs_quota_us"),
-      let periodText = TextFile.read(folder + "/cpu.cfs_period_us"),
-      let quota = Double(quotaText.filter { !$0.isWhitespace }),
-      let period = Double(periodText.filter { !$0.isWhitespace }),
-      quota > 0, period > 0
+      let periodText = TextFile.read(folder + "/cpu.cfs_period_us")
     else { return nil }
-    return quota / period
+    return cpus(
+      quota: quotaText.filter { !$0.isWhitespace }, period: periodText.filter { !$0.isWhitespace })
+  }
+
+  /// CPUs from a quota and a period in microseconds as the kernel writes them: decimal
+  /// integers (cgroups(7)), both positive. Anything else (`max`, `-1`, a number past
+  /// `Int64`, `inf`, `1e300`, hexadecimal) is no quota, so the quotient is finite and
+  /// positive whatever the files hold.
+  static func cpus<S: StringProtocol>(quota: S, period: S) -> Double? {
+    func microseconds(_ text: S) -> Int64? {
+      guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+      return Int64(text)
+    }
+    guard let quota = microseconds(quota), let period = microseconds(period), quota > 0,
+      period > 0
+    else { return nil }
+    return Double(quota) / Double(period)
   }
 
   /// The CPUs in this thread's affinity mask (`sched_getaffinity(2)`, as `nproc` counts

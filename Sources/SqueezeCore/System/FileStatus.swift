@@ -30,6 +30,53 @@ struct Timestamp: Hashable, Sendable, Comparable {
   /// Seconds since the epoch as a double (for display and durations).
   var secondsSinceEpoch: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
+  /// The time `duration` seconds before this one, or the earliest time a `Timestamp` holds
+  /// when that is further back.
+  ///
+  /// A file's times come from the file system and may be anything an `Int64` of seconds
+  /// holds (tmpfs and btrfs keep `touch -d @-9223372036854775808`), as may the clock; the
+  /// arithmetic saturates instead of trapping.
+  ///
+  /// - Parameter duration: seconds, at least 0 (a negative or non-finite duration counts as
+  ///   0).
+  func subtracting(seconds duration: Double) -> Timestamp {
+    guard duration.isFinite, duration > 0 else { return self }
+    // The span of an Int64 is under 2^64 seconds: going back that far leaves it.
+    guard duration < 0x1p64 else { return .earliest }
+    var whole = duration.rounded(.down)
+    let nanoseconds = min(999_999_999, Int32(((duration - whole) * 1e9).rounded(.down)))
+    var seconds = self.seconds
+    // Whole seconds in steps an Int64 holds (2^62; at most four of them), then the rest.
+    while true {
+      let step = min(whole, 0x1p62)
+      let (next, overflow) = seconds.subtractingReportingOverflow(Int64(step))
+      if overflow { return .earliest }
+      seconds = next
+      whole -= step
+      if whole == 0 { break }
+    }
+    var remainder = self.nanoseconds - nanoseconds
+    if remainder < 0 {
+      remainder += 1_000_000_000
+      let (next, overflow) = seconds.subtractingReportingOverflow(1)
+      if overflow { return .earliest }
+      seconds = next
+    }
+    return Timestamp(seconds: seconds, nanoseconds: remainder)
+  }
+
+  /// Whole seconds from `earlier` to this time (negative when `earlier` is later), saturated
+  /// at `Int64.min` and `Int64.max` when the difference does not fit (times at opposite
+  /// ends of what the file system holds).
+  func seconds(since earlier: Timestamp) -> Int64 {
+    let (difference, overflow) = seconds.subtractingReportingOverflow(earlier.seconds)
+    guard overflow else { return difference }
+    return seconds < earlier.seconds ? .min : .max
+  }
+
+  /// The earliest time a `Timestamp` holds: `Int64.min` seconds.
+  static let earliest = Timestamp(seconds: .min, nanoseconds: 0)
+
   static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
     (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
   }

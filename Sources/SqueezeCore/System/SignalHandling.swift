@@ -2,11 +2,13 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// SIGINT, SIGTERM and SIGHUP handling (spec §3): the first signal asks the run to stop
-/// (no new files; running ones stop at their next chunk and remove their temporaries; the
-/// publisher removes what it has not renamed), and once the run has cleaned up and printed
-/// its partial summary, the command re-raises the signal so a shell or cron sees it
-/// (status 130, 143, 129). A second signal while cleaning up ends the process at once.
+/// SIGINT, SIGTERM and SIGHUP handling: the first signal asks the run to stop (no new
+/// files; running ones stop at their next chunk and remove their temporaries; the publisher
+/// removes what it has not renamed), and once the run has cleaned up and printed its partial
+/// summary, the command re-raises the signal so a shell or cron sees it (status 130, 143,
+/// 129). A second signal (`timeout -s INT` sends two; a user presses Ctrl-C again) skips the
+/// rest: the command's `onSecondSignal` removes what must not outlive the run (its
+/// temporaries), and the second signal is re-raised at once, without the summary.
 ///
 /// Signals are taken by `DispatchSource`s on a queue of their own (the default actions are
 /// ignored while they are installed), as swift-package-manager's `Cancellator` does: the
@@ -27,19 +29,29 @@ final class SignalHandling: Sendable {
   private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
 
   /// Installs the handlers; `onFirstSignal` runs (on the signal queue) when the first one
-  /// arrives.
-  init(onFirstSignal: @escaping @Sendable (Int32) -> Void) {
+  /// arrives, and `onSecondSignal` when another one does, right before that one is re-raised.
+  init(
+    onFirstSignal: @escaping @Sendable (Int32) -> Void,
+    onSecondSignal: (@Sendable (Int32) -> Void)? = nil
+  ) {
     var installed: [any DispatchSourceSignal] = []
     for number in SignalHandling.signals {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+      let handle = SourceHandle(source)
       source.setEventHandler { [received] in
+        // Signals that arrive together are reported in one call (`data` counts them):
+        // `timeout -s INT` sends two within microseconds.
+        var count = max(1, handle.source.data)
         if received.number.compareExchange(
           expected: 0, desired: number, ordering: .acquiringAndReleasing
         ).exchanged {
           onFirstSignal(number)
-        } else {
-          // A second signal: stop waiting for the cleanup.
+          count -= 1
+        }
+        if count > 0 {
+          // A second signal: no summary, but nothing left behind either.
+          onSecondSignal?(number)
           SignalHandling.reraise(number)
         }
       }
@@ -47,6 +59,16 @@ final class SignalHandling: Sendable {
       installed.append(source)
     }
     sources = installed
+  }
+
+  /// A signal source, for its own event handler to read how many signals it reports.
+  // @unchecked Sendable: `source` is set once, before the source is resumed, and only read
+  // afterwards, by the event handler, on the one serial queue every source delivers to. The
+  // handler keeps its source alive through this: both live as long as the process handles
+  // signals, which is what the run needs.
+  private final class SourceHandle: @unchecked Sendable {
+    let source: any DispatchSourceSignal
+    init(_ source: any DispatchSourceSignal) { self.source = source }
   }
 
   /// The signal received, if any.

@@ -27,39 +27,52 @@ struct ChromeTrace {
 
   private var data: TaskLogData { model.data }
 
-  /// Integer microseconds.
-  private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+  /// Integer microseconds (``TimelineModel/micros(_:)``: cannot trap).
+  private static func micros(_ seconds: Double) -> Int64 { TimelineModel.micros(seconds) }
 
   /// The trace as JSON text.
+  ///
+  /// - Complexity: O(n log n) in the number of events (they are sorted by time), linear in
+  ///   the log's bytes otherwise.
   func json() -> String {
     var events: [(ts: Int64, line: [UInt8])] = []
     var metadata: [[UInt8]] = []
     func meta(pid: Int, tid: Int?, name: StaticString, value: String, sort: Int? = nil) {
-      var line = JSONLine()
+      var line = JSONWriter()
+      line.beginObject()
       line.field("ph", literal: "M")
       line.field("pid", pid)
       if let tid { line.field("tid", tid) }
       line.field("name", literal: name)
-      metadata.append(
-        line.bytes + Array(#","args":{"name":"#.utf8) + Self.quoted(value) + Array("}}".utf8))
+      line.key("args")
+      line.beginObject()
+      line.field("name", value)
+      line.endObject()
+      line.endObject()
+      metadata.append(line.bytes)
       if let sort {
-        var order = JSONLine()
+        var order = JSONWriter()
+        order.beginObject()
         order.field("ph", literal: "M")
         order.field("pid", pid)
         if let tid { order.field("tid", tid) }
         order.field("name", literal: tid == nil ? "process_sort_index" : "thread_sort_index")
-        metadata.append(
-          order.bytes + Array(#","args":{"sort_index":"#.utf8) + Array(String(sort).utf8)
-            + Array("}}".utf8))
+        order.key("args")
+        order.beginObject()
+        order.field("sort_index", sort)
+        order.endObject()
+        order.endObject()
+        metadata.append(order.bytes)
       }
     }
     func slice(
       pid: Int, tid: Int, start: Double, end: Double, name: String, category: StaticString,
-      args: [(StaticString, String)] = []
+      task: Int? = nil
     ) {
       let ts = Self.micros(start)
       let duration = max(0, Self.micros(end) - ts)
-      var line = JSONLine()
+      var line = JSONWriter()
+      line.beginObject()
       line.field("ph", literal: "X")
       line.field("pid", pid)
       line.field("tid", tid)
@@ -67,21 +80,40 @@ struct ChromeTrace {
       line.field("dur", duration)
       line.field("name", name)
       line.field("cat", literal: category)
-      var bytes = line.bytes
-      if !args.isEmpty {
-        bytes += Array(#","args":{"#.utf8)
-        for (position, (key, value)) in args.enumerated() {
-          if position > 0 { bytes.append(UInt8(ascii: ",")) }
-          bytes += Self.quoted(key.description) + [UInt8(ascii: ":")] + Self.quoted(value)
-        }
-        bytes.append(UInt8(ascii: "}"))
+      if let task {
+        line.key("args")
+        line.beginObject()
+        line.field("task", String(task))
+        line.endObject()
       }
-      events.append((ts, bytes + [UInt8(ascii: "}")]))
+      line.endObject()
+      events.append((ts, line.bytes))
+    }
+    func instant(pid: Int, tid: Int?, ts: Int64, scope: StaticString, name: String) {
+      var line = JSONWriter()
+      line.beginObject()
+      line.field("ph", literal: "i")
+      line.field("pid", pid)
+      if let tid { line.field("tid", tid) }
+      line.field("ts", ts)
+      line.field("s", literal: scope)
+      line.field("name", name)
+      line.endObject()
+      events.append((ts, line.bytes))
     }
 
     meta(
       pid: Self.threadsProcess, tid: nil, name: "process_name", value: "squeeze threads", sort: 1)
     meta(pid: Self.tasksProcess, tid: nil, name: "process_name", value: "squeeze tasks", sort: 2)
+    // Each task's name as its slices repeat it (``TimelineModel/shortenedName(_:)``), worked
+    // out once per task.
+    var shortNames: [String?] = Array(repeating: nil, count: data.tasks.count)
+    func shortName(_ task: Int) -> String {
+      if let known = shortNames[task] { return known }
+      let name = TimelineModel.shortenedName(data.tasks[task].file)
+      shortNames[task] = name
+      return name
+    }
     for thread in model.threads {
       var name = "\(thread.label) \(thread.name.isEmpty ? "tid \(thread.tid)" : thread.name)"
       if !thread.role.isEmpty { name += " · \(thread.role)" }
@@ -93,8 +125,10 @@ struct ChromeTrace {
         let isChunk = ran.chunk >= 0
         slice(
           pid: Self.threadsProcess, tid: Int(thread.tid), start: ran.start, end: ran.end,
-          name: isChunk ? "\(task.file) · chunk \(task.chunks[ran.chunk].index)" : task.file,
-          category: isChunk ? "chunk" : "task", args: [("task", String(task.id))])
+          name: isChunk
+            ? "\(shortName(ran.task)) · chunk \(task.chunks[ran.chunk].index)"
+            : shortName(ran.task),
+          category: isChunk ? "chunk" : "task", task: task.id)
       }
       if !thread.states.isEmpty {
         let track = Int(thread.tid) + Self.stateTrackOffset
@@ -132,27 +166,28 @@ struct ChromeTrace {
           category: "task-state")
       }
       if let last = task.transitions.last, last.state == .failed {
-        var line = JSONLine()
-        line.field("ph", literal: "i")
-        line.field("pid", Self.tasksProcess)
-        line.field("tid", task.id)
-        line.field("ts", Self.micros(last.time))
-        line.field("s", literal: "t")
-        line.field("name", "failed: \(task.error ?? task.file)")
-        events.append((Self.micros(last.time), line.line.dropLast()))
+        instant(
+          pid: Self.tasksProcess, tid: task.id, ts: Self.micros(last.time), scope: "t",
+          name: "failed: \(task.error ?? task.file)")
       }
     }
     // Counters: one event per change (changes in the same microsecond keep the last).
     var lastCounter: (Int64, Int, Int, Int)? = nil
     func counter(_ ts: Int64, _ running: Int, _ enqueued: Int, _ actorQueue: Int) {
-      var line = JSONLine()
+      var line = JSONWriter()
+      line.beginObject()
       line.field("ph", literal: "C")
       line.field("pid", Self.threadsProcess)
       line.field("ts", ts)
       line.field("name", literal: "tasks")
-      let args =
-        #","args":{"running":\#(running),"enqueued":\#(enqueued),"actor queue":\#(actorQueue)}}"#
-      events.append((ts, line.bytes + Array(args.utf8)))
+      line.key("args")
+      line.beginObject()
+      line.field("running", running)
+      line.field("enqueued", enqueued)
+      line.field("actor queue", actorQueue)
+      line.endObject()
+      line.endObject()
+      events.append((ts, line.bytes))
     }
     for step in model.steps {
       let ts = Self.micros(step.time)
@@ -161,56 +196,54 @@ struct ChromeTrace {
     }
     if let last = lastCounter { counter(last.0, last.1, last.2, last.3) }
     for sample in data.samples {
-      var line = JSONLine()
+      var line = JSONWriter()
+      line.beginObject()
       line.field("ph", literal: "C")
       line.field("pid", Self.threadsProcess)
       line.field("ts", Self.micros(sample.time))
       line.field("name", literal: "main-actor lag (ms)")
-      var bytes = line.bytes + Array(#","args":{"lag":"#.utf8)
-      JSONLine.appendDecimal(sample.mainActorLagMilliseconds, decimals: 3, to: &bytes)
-      events.append((Self.micros(sample.time), bytes + Array("}}".utf8)))
+      line.key("args")
+      line.beginObject()
+      line.field("lag", sample.mainActorLagMilliseconds, decimals: 3)
+      line.endObject()
+      line.endObject()
+      events.append((Self.micros(sample.time), line.bytes))
     }
     for hang in data.hangs {
-      var line = JSONLine()
-      line.field("ph", literal: "i")
-      line.field("pid", Self.threadsProcess)
-      line.field("ts", Self.micros(hang.time))
-      line.field("s", literal: "p")
-      line.field(
-        "name",
-        "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms"
+      instant(
+        pid: Self.threadsProcess, tid: nil, ts: Self.micros(hang.time), scope: "p",
+        name:
+          "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms"
       )
-      events.append((Self.micros(hang.time), line.line.dropLast()))
     }
     // In time order (stable: a track's slices keep their order).
     let ordered = events.enumerated().sorted {
       ($0.element.ts, $0.offset) < ($1.element.ts, $1.offset)
     }
-    var out = Array(#"{"displayTimeUnit":"ms","otherData":{"#.utf8)
-    out += Self.quoted("isolation") + [UInt8(ascii: ":")] + Self.quoted(data.start.isolation)
-    out += Array(#","jobs":"#.utf8) + Array(String(data.start.jobs).utf8)
-    out += Array(#","cpus":"#.utf8) + Array(String(data.start.cpus).utf8)
-    out += Array(#","version":"#.utf8) + Self.quoted(data.start.version)
-    out += Array("},\"traceEvents\":[\n".utf8)
-    var first = true
+    var out = JSONWriter(capacity: events.reduce(4096) { $0 + $1.line.count + 2 })
+    out.beginObject()
+    out.field("displayTimeUnit", literal: "ms")
+    out.key("otherData")
+    out.beginObject()
+    out.field("isolation", data.start.isolation)
+    out.field("jobs", data.start.jobs)
+    out.field("cpus", data.start.cpus)
+    out.field("version", data.start.version)
+    out.endObject()
+    out.key("traceEvents")
+    out.beginArray()
     for line in metadata {
-      if !first { out += Array(",\n".utf8) }
-      first = false
-      out += line
+      out.nextLine()
+      out.encoded(line)
     }
     for (_, event) in ordered {
-      if !first { out += Array(",\n".utf8) }
-      first = false
-      out += event.line
+      out.nextLine()
+      out.encoded(event.line)
     }
-    out += Array("\n]}\n".utf8)
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  /// A JSON string.
-  private static func quoted(_ text: String) -> [UInt8] {
-    var bytes: [UInt8] = []
-    JSONLine.appendString(text, to: &bytes)
-    return bytes
+    out.lineBreak()
+    out.endArray()
+    out.endObject()
+    out.lineBreak()
+    return String(decoding: out.bytes, as: UTF8.self)
   }
 }

@@ -31,17 +31,8 @@ enum JSONValue: Sendable, Equatable {
     return members.first { $0.key == key }?.value
   }
 
-  /// The value as a number, or nil.
-  var number: Double? {
-    if case .number(let value) = self { return value }
-    return nil
-  }
-
-  /// The value as an integer (a number with its fraction dropped), or nil.
-  var integer: Int? {
-    guard case .number(let value) = self, value.isFinite, abs(value) < 9e15 else { return nil }
-    return Int(value)
-  }
+  // Numbers are read through TaskLogData.Fields, which checks each against its range before
+  // anything converts it.
 
   /// The value as a string, or nil.
   var string: String? {

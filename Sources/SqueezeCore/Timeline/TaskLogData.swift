@@ -1,5 +1,5 @@
-/// A task-state log (spec §5) read back: what `squeeze timeline` draws. Unknown keys and
-/// unknown events are ignored, as the spec asks of readers; a `start` without `schema` is
+/// A task-state log (`--task-log`) read back: what `squeeze timeline` draws. Unknown keys and
+/// unknown events are ignored, so a newer squeeze's logs still draw; a `start` without `schema` is
 /// schema 1 (no threads, reasons or chunks), which still draws.
 struct TaskLogData: Sendable {
   /// The `start` event.
@@ -148,11 +148,149 @@ struct TaskLogData: Sendable {
       tasks.map { $0.transitions.last?.time ?? 0 }.max() ?? 0)
   }
 
-  /// Why a log could not be read.
-  struct ReadError: Error, CustomStringConvertible {
+  /// Why a log could not be read: the line (counted from 1, as an editor counts them) and
+  /// what is wrong there.
+  struct ReadError: Error, Equatable, CustomStringConvertible {
+    /// The line, from 1.
     var line: Int
-    var reason: String
+    /// What is wrong with it.
+    var reason: Reason
+
+    /// What is wrong with a line.
+    enum Reason: Equatable, Sendable, CustomStringConvertible {
+      /// The line is not one JSON object.
+      case notAnObject
+      /// The log has no `start` event.
+      case noStart
+      /// A key the reader knows holds something other than a number.
+      case notANumber(key: String)
+      /// A key that counts or names something holds a fraction.
+      case notWhole(key: String, value: Double)
+      /// A number outside what the key can mean (``Limits``).
+      case outOfRange(key: String, value: Double, range: ClosedRange<Double>)
+
+      var description: String {
+        switch self {
+        case .notAnObject: "not a JSON object"
+        case .noStart: "no \"start\" event: not a squeeze task-state log"
+        case .notANumber(let key): "\"\(key)\" is not a number"
+        case .notWhole(let key, let value):
+          "\"\(key)\" is not a whole number (\(Limits.text(value)))"
+        case .outOfRange(let key, let value, let range):
+          "\"\(key)\" is out of range (\(Limits.text(value)); expected \(Limits.text(range.lowerBound)) to \(Limits.text(range.upperBound)))"
+        }
+      }
+    }
+
     var description: String { "line \(line): \(reason)" }
+  }
+
+  /// The values each kind of number in a log may take. Every number is checked against one of
+  /// these as it is read (``Fields``), so nothing the renderers work out from them can leave
+  /// the range of `Int64` microseconds or of `Int` (their arithmetic then cannot trap); each
+  /// bound is far beyond what a run writes.
+  enum Limits {
+    /// Times and durations in seconds (`t`, `samplerCPUSeconds`): up to 10^9 s, about 31
+    /// years, which keeps every time in whole microseconds below 10^15.
+    static let seconds: ClosedRange<Double> = 0...1e9
+    /// Durations in milliseconds (`durationMs`, `mainActorLagMs`, `worstLagMs`): the same
+    /// 10^9 s.
+    static let milliseconds: ClosedRange<Double> = 0...1e12
+    /// Counts of tasks, files, threads, CPUs, hangs, the level and the schema: up to
+    /// `Int32.max`.
+    static let count: ClosedRange<Double> = 0...Double(Int32.max)
+    /// Task ids and chunk indices: up to 2^53 - 1, the largest integer a `Double` (and the
+    /// page's JavaScript) holds exactly.
+    static let identifier: ClosedRange<Double> = 0...9_007_199_254_740_991
+    /// Thread ids (`gettid`, a positive `pid_t`) and system-call numbers: up to `Int32.max`.
+    static let threadID: ClosedRange<Double> = 0...Double(Int32.max)
+    /// Byte counts (`bytes`, `bytesIn`, `bytesOut`, `blockSize`): up to 2^62 (4 EiB).
+    static let byteCount: ClosedRange<Double> = 0...0x1p62
+
+    /// A number for a message: whole numbers in full (`1e+13` when they end in three or
+    /// more zeros), others as Swift prints them (`2.5`, `1e+300`).
+    static func text(_ value: Double) -> String {
+      guard value.isFinite && value == value.rounded() && abs(value) < 1e16 else {
+        return value.description
+      }
+      var digits = String(Int64(value))
+      var zeros = 0
+      while digits.count > 1 && digits.hasSuffix("0") {
+        digits.removeLast()
+        zeros += 1
+      }
+      guard zeros >= 3 else { return String(Int64(value)) }
+      let sign = digits.hasPrefix("-") ? "-" : ""
+      if !sign.isEmpty { digits.removeFirst() }
+      let exponent = zeros + digits.count - 1
+      let mantissa =
+        digits.count == 1 ? digits : String(digits.prefix(1)) + "." + String(digits.dropFirst())
+      return "\(sign)\(mantissa)e+\(exponent)"
+    }
+  }
+
+  /// The numbers of one event, each checked against its ``Limits`` before it is used: the
+  /// one place the reader turns a log's numbers into values.
+  struct Fields {
+    /// The event (or one element of its `threads`).
+    let object: JSONValue
+    /// Its line, for errors.
+    let line: Int
+
+    /// The number at `key` when it is in `range` (and whole, when `whole`); nil when the key
+    /// is absent or null.
+    ///
+    /// - Throws: ``ReadError`` for a value that is not a number, not whole or out of range.
+    func number(_ key: String, in range: ClosedRange<Double>, whole: Bool) throws(ReadError)
+      -> Double?
+    {
+      guard let value = object[key] else { return nil }
+      if case .null = value { return nil }
+      guard case .number(let number) = value else {
+        throw ReadError(line: line, reason: .notANumber(key: key))
+      }
+      // (`contains` is false for NaN, which the parser never makes anyway.)
+      guard range.contains(number) else {
+        throw ReadError(line: line, reason: .outOfRange(key: key, value: number, range: range))
+      }
+      guard !whole || number == number.rounded(.towardZero) else {
+        throw ReadError(line: line, reason: .notWhole(key: key, value: number))
+      }
+      return number
+    }
+
+    /// A time or duration in seconds.
+    func seconds(_ key: String) throws(ReadError) -> Double? {
+      try number(key, in: Limits.seconds, whole: false)
+    }
+
+    /// A duration in milliseconds.
+    func milliseconds(_ key: String) throws(ReadError) -> Double? {
+      try number(key, in: Limits.milliseconds, whole: false)
+    }
+
+    /// A count.
+    func count(_ key: String) throws(ReadError) -> Int? {
+      try number(key, in: Limits.count, whole: true).map { Int($0) }
+    }
+
+    /// A task id or chunk index.
+    func identifier(_ key: String) throws(ReadError) -> Int? {
+      try number(key, in: Limits.identifier, whole: true).map { Int($0) }
+    }
+
+    /// A thread id or system-call number.
+    func threadID(_ key: String) throws(ReadError) -> Int32? {
+      try number(key, in: Limits.threadID, whole: true).map { Int32($0) }
+    }
+
+    /// A byte count.
+    func byteCount(_ key: String) throws(ReadError) -> Int64? {
+      try number(key, in: Limits.byteCount, whole: true).map { Int64($0) }
+    }
+
+    /// The string at `key`, or nil.
+    func string(_ key: String) -> String? { object[key]?.string }
   }
 
   /// Parses the JSON Lines of a task-state log.
@@ -163,11 +301,10 @@ struct TaskLogData: Sendable {
   /// - Complexity: O(n) in the log's size (a 100,000-file log, ~600,000 lines, in about a
   ///   second here).
   /// - Throws: ``ReadError`` for a line that is not a JSON object (other than a cut-off last
-  ///   line), or a log without a `start` event.
+  ///   line), a number out of its range (``Limits``), or a log without a `start` event.
   static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
     var data = TaskLogData()
-    var sawStart = false
-    var taskIndex: [Int: Int] = [:]
+    var reading = Reading()
     var lineNumber = 0
     var lineStart = 0
     let newline = UInt8(ascii: "\n")
@@ -178,111 +315,130 @@ struct TaskLogData: Sendable {
         let line = UnsafeBufferPointer(rebasing: buffer[lineStart..<lineEnd])
         let isLast = lineEnd >= buffer.count
         lineStart = lineEnd + 1
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
         lineNumber += 1
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
         guard let value = try? JSONValue.parse(line), case .object = value else {
           // A killed run's log can end in the middle of a line: draw what came before it.
           if isLast {
             data.endsMidLine = true
             break
           }
-          throw ReadError(line: lineNumber, reason: "not a JSON object")
+          throw ReadError(line: lineNumber, reason: .notAnObject)
         }
-        if value["event"]?.string == "start" { sawStart = true }
-        data.read(value, taskIndex: &taskIndex)
+        try data.read(Fields(object: value, line: lineNumber), reading: &reading)
       }
     }
-    guard sawStart else {
-      throw ReadError(line: 1, reason: "no \"start\" event: not a squeeze task-state log")
-    }
+    guard reading.sawStart else { throw ReadError(line: 1, reason: .noStart) }
     return data
   }
 
+  /// What the reader keeps between lines.
+  private struct Reading {
+    var sawStart = false
+    /// Task id → index in ``tasks``.
+    var taskIndex: [Int: Int] = [:]
+    /// (Task index, chunk number) → positions in the task's chunks of the chunks of that
+    /// number not yet ended, oldest first: the latest is the one a change applies to.
+    var openChunks: [ChunkKey: [Int]] = [:]
+  }
+
+  /// A chunk number of one task.
+  private struct ChunkKey: Hashable {
+    var task: Int
+    var chunk: Int
+  }
+
   /// Adds one event to the data.
-  private mutating func read(_ object: JSONValue, taskIndex: inout [Int: Int]) {
-    func number(_ key: String) -> Double { object[key]?.number ?? 0 }
-    func integer(_ key: String) -> Int { object[key]?.integer ?? 0 }
-    let time = number("t")
-    switch object["event"]?.string {
+  private mutating func read(_ fields: Fields, reading: inout Reading) throws(ReadError) {
+    let time = try fields.seconds("t") ?? 0
+    switch fields.string("event") {
     case "start":
+      reading.sawStart = true
       start = Start(
-        schema: object["schema"]?.integer ?? 1, version: object["version"]?.string ?? "",
-        architecture: object["arch"]?.string ?? "", isolation: object["isolation"]?.string ?? "",
-        jobs: integer("jobs"), level: integer("level"), cpus: integer("cpus"),
-        files: integer("files"), bytes: Int64(number("bytes")), chunkSize: integer("blockSize"))
+        schema: try fields.count("schema") ?? 1, version: fields.string("version") ?? "",
+        architecture: fields.string("arch") ?? "", isolation: fields.string("isolation") ?? "",
+        jobs: try fields.count("jobs") ?? 0, level: try fields.count("level") ?? 0,
+        cpus: try fields.count("cpus") ?? 0, files: try fields.count("files") ?? 0,
+        bytes: try fields.byteCount("bytes") ?? 0,
+        chunkSize: Int(try fields.byteCount("blockSize") ?? 0))
     case "sample":
       var sample = Sample(
-        time: time, running: integer("running"), enqueued: integer("enqueued"),
-        suspended: integer("suspended"), alive: integer("alive"), total: integer("total"),
-        completed: integer("completed"), actorQueue: integer("actorQueue"),
-        mainActorLagMilliseconds: number("mainActorLagMs"), changesBefore: changes.count)
-      for thread in object["threads"]?.array ?? [] {
-        guard let tid = thread["tid"]?.integer,
-          let state = thread["state"]?.string.flatMap(ThreadState.init(rawValue:))
+        time: time, running: try fields.count("running") ?? 0,
+        enqueued: try fields.count("enqueued") ?? 0,
+        suspended: try fields.count("suspended") ?? 0, alive: try fields.count("alive") ?? 0,
+        total: try fields.count("total") ?? 0, completed: try fields.count("completed") ?? 0,
+        actorQueue: try fields.count("actorQueue") ?? 0,
+        mainActorLagMilliseconds: try fields.milliseconds("mainActorLagMs") ?? 0,
+        changesBefore: changes.count)
+      for element in fields.object["threads"]?.array ?? [] {
+        let thread = Fields(object: element, line: fields.line)
+        guard let tid = try thread.threadID("tid"),
+          let state = thread.string("state").flatMap(ThreadState.init(rawValue:))
         else { continue }
         sample.threads.append(
           ThreadReading(
-            tid: Int32(truncatingIfNeeded: tid), state: state,
-            systemCall: thread["syscall"]?.integer))
+            tid: tid, state: state, systemCall: try thread.threadID("syscall").map { Int($0) }))
       }
       samples.append(sample)
     case "thread":
-      guard let tid = object["tid"]?.integer else { return }
-      threadNames.append(
-        ThreadName(
-          time: time, tid: Int32(truncatingIfNeeded: tid), name: object["name"]?.string ?? ""))
+      guard let tid = try fields.threadID("tid") else { return }
+      threadNames.append(ThreadName(time: time, tid: tid, name: fields.string("name") ?? ""))
     case "task":
-      guard let state = object["state"]?.string.flatMap(TaskState.init(rawValue:)) else {
+      guard let state = fields.string("state").flatMap(TaskState.init(rawValue:)) else {
         return
       }
-      let id = integer("id")
+      let id = try fields.identifier("id") ?? 0
       let transition = Transition(
         time: time, state: state,
         executor: state == .enqueued
-          ? object["on"]?.string.flatMap(TaskExecutor.init(rawValue:)) : nil,
+          ? fields.string("on").flatMap(TaskExecutor.init(rawValue:)) : nil,
         reason: state == .suspended
-          ? object["reason"]?.string.flatMap(SuspensionReason.init(rawValue:)) : nil,
-        thread: Int32(truncatingIfNeeded: object["thread"]?.integer ?? 0))
+          ? fields.string("reason").flatMap(SuspensionReason.init(rawValue:)) : nil,
+        thread: try fields.threadID("thread") ?? 0)
       let index: Int
-      if let known = taskIndex[id] {
+      if let known = reading.taskIndex[id] {
         index = known
         tasks[index].transitions.append(transition)
-        if tasks[index].file.hasPrefix("task "), let file = object["file"]?.string {
+        if tasks[index].file.hasPrefix("task "), let file = fields.string("file") {
           tasks[index].file = file
         }
       } else {
         index = tasks.count
-        taskIndex[id] = index
+        reading.taskIndex[id] = index
         tasks.append(
-          TaskTrack(id: id, file: object["file"]?.string ?? "task \(id)", transitions: [transition])
-        )
+          TaskTrack(id: id, file: fields.string("file") ?? "task \(id)", transitions: [transition]))
       }
-      if state == .failed, let error = object["error"]?.string { tasks[index].error = error }
+      if state == .failed, let error = fields.string("error") { tasks[index].error = error }
       changes.append(Change(time: time, task: index, chunk: -1))
     case "chunk":
-      guard let state = object["state"]?.string.flatMap(TaskState.init(rawValue:)),
-        let index = taskIndex[integer("id")]
+      guard let state = fields.string("state").flatMap(TaskState.init(rawValue:)),
+        let index = reading.taskIndex[try fields.identifier("id") ?? 0]
       else { return }
-      let number = integer("chunk")
-      let thread = Int32(truncatingIfNeeded: object["thread"]?.integer ?? 0)
+      let number = try fields.identifier("chunk") ?? 0
+      let thread = try fields.threadID("thread") ?? 0
       let at = Self.recordChunk(
-        number, state: state, time: time, thread: thread, in: &tasks[index].chunks)
+        number, state: state, time: time, thread: thread, in: &tasks[index].chunks,
+        open: &reading.openChunks[ChunkKey(task: index, chunk: number), default: []])
       if let at { changes.append(Change(time: time, task: index, chunk: at, chunkState: state)) }
     case "hang":
       hangs.append(
         Hang(
-          time: time, durationMilliseconds: number("durationMs"),
-          isHang: object["severity"]?.string == "hang"))
+          time: time, durationMilliseconds: try fields.milliseconds("durationMs") ?? 0,
+          isHang: fields.string("severity") == "hang"))
     case "warning":
-      warnings.append(object["message"]?.string ?? "")
+      warnings.append(fields.string("message") ?? "")
     case "end":
       end = End(
-        time: time, files: integer("files"), failed: integer("failed"),
-        maxRunning: integer("maxRunning"), maxEnqueued: integer("maxEnqueued"),
-        hangs: integer("hangs"), microhangs: integer("microhangs"),
-        worstLagMilliseconds: number("worstLagMs"),
-        leakedContinuations: object["leakedContinuations"]?.integer,
-        samplerCPUSeconds: object["samplerCPUSeconds"]?.number)
+        time: time, files: try fields.count("files") ?? 0, failed: try fields.count("failed") ?? 0,
+        maxRunning: try fields.count("maxRunning") ?? 0,
+        maxEnqueued: try fields.count("maxEnqueued") ?? 0, hangs: try fields.count("hangs") ?? 0,
+        microhangs: try fields.count("microhangs") ?? 0,
+        worstLagMilliseconds: try fields.milliseconds("worstLagMs") ?? 0,
+        leakedContinuations: try fields.count("leakedContinuations"),
+        samplerCPUSeconds: try fields.seconds("samplerCPUSeconds"))
+      // The totals the log reports; the reader checks them but draws from the events.
+      _ = try fields.byteCount("bytesIn")
+      _ = try fields.byteCount("bytesOut")
     default:
       return
     }
@@ -290,30 +446,35 @@ struct TaskLogData: Sendable {
 
   /// Records a chunk's change in `chunks` (in place: a big file has thousands).
   ///
+  /// - Parameter open: the positions of the chunks of this number not yet ended, oldest
+  ///   first, kept up to date here, so finding the chunk a change applies to takes O(1)
+  ///   however many chunks the file has.
   /// - Returns: the chunk's position in `chunks`, or nil when the change matches no chunk.
   private static func recordChunk(
-    _ number: Int, state: TaskState, time: Double, thread: Int32, in chunks: inout [Chunk]
+    _ number: Int, state: TaskState, time: Double, thread: Int32, in chunks: inout [Chunk],
+    open: inout [Int]
   ) -> Int? {
     if state == .enqueued || state == .suspended {
       chunks.append(Chunk(index: number, enqueued: time))
+      open.append(chunks.count - 1)
       return chunks.count - 1
     }
     // A chunk's events come in order: the latest unfinished chunk of that number changes.
-    var position: Int? = nil
-    for candidate in chunks.indices.reversed()
-    where chunks[candidate].index == number && chunks[candidate].ended == nil {
-      position = candidate
-      break
-    }
     switch state {
     case .running:
-      let at = position ?? chunks.count
-      if position == nil { chunks.append(Chunk(index: number, enqueued: time)) }
+      let at: Int
+      if let latest = open.last {
+        at = latest
+      } else {
+        chunks.append(Chunk(index: number, enqueued: time))
+        at = chunks.count - 1
+        open.append(at)
+      }
       chunks[at].started = time
       chunks[at].thread = thread
       return at
     default:
-      guard let at = position else { return nil }
+      guard let at = open.popLast() else { return nil }
       chunks[at].ended = time
       chunks[at].failed = state == .failed
       return at
@@ -337,10 +498,10 @@ struct TaskLogData: Sendable {
     let busy = samples.filter { $0.alive > 0 || $0.running > 0 }
     let count = Double(max(busy.count, 1))
     return Statistics(
-      meanRunning: Double(busy.reduce(0) { $0 + $1.running }) / count,
+      meanRunning: busy.reduce(0.0) { $0 + Double($1.running) } / count,
       maxRunning: max(samples.map(\.running).max() ?? 0, end?.maxRunning ?? 0),
       maxEnqueued: max(samples.map(\.enqueued).max() ?? 0, end?.maxEnqueued ?? 0),
-      meanEnqueued: Double(busy.reduce(0) { $0 + $1.enqueued }) / count,
+      meanEnqueued: busy.reduce(0.0) { $0 + Double($1.enqueued) } / count,
       maxActorQueue: samples.map(\.actorQueue).max() ?? 0)
   }
 }

@@ -318,6 +318,28 @@ struct TimelineModel: Sendable {
 
   // MARK: - Narratives
 
+  /// The longest file name a drawing repeats, in characters: a task's name is on each of
+  /// its slices (a thread slice's title in the SVG, a slice's name in the trace), so a long
+  /// name on many slices would make the drawing grow with their product. Where a name is
+  /// repeated it is shortened from the left to this (``shortenedName(_:)``); the task's own
+  /// lane, track and story name it in full, once.
+  static let longestRepeatedName = 512
+
+  /// `name` as the drawings repeat it: at most ``longestRepeatedName`` characters, shortened
+  /// from the left with "…" (a file name's most telling part is its end).
+  ///
+  /// - Complexity: O(1) for names of up to 512 bytes; otherwise O(``longestRepeatedName``).
+  static func shortenedName(_ name: String) -> String {
+    guard name.utf8.count > longestRepeatedName else { return name }
+    var kept = 0
+    var start = name.endIndex
+    while start > name.startIndex && kept < longestRepeatedName - 1 {
+      start = name.index(before: start)
+      kept += 1
+    }
+    return start == name.startIndex ? name : "…" + name[start...]
+  }
+
   /// "T3", the drawing's name for thread `tid`.
   func label(ofThread tid: Int32) -> String {
     threadIndex[tid].map { threads[$0].label } ?? "thread \(tid)"
@@ -327,28 +349,37 @@ struct TimelineModel: Sendable {
   /// for a compression slot, ran 40.2 ms on T2, its 3 chunks ran 120.4 ms on T2 and T3,
   /// waited 12.0 ms for its publication (sync and rename)"), and how it ended.
   ///
-  /// Times are counted in whole microseconds, as the HTML page counts them, so both tell the
-  /// same story to the digit.
+  /// Times are counted in whole microseconds, rounded half up.
   func narrative(of index: Int) -> String {
+    let task = data.tasks[index]
+    return task.file + ": " + story(of: index)
+  }
+
+  /// Task `index`'s story without its file name (``narrative(of:)`` is the file, a colon
+  /// and this): what the SVG's titles show after the name, and what the HTML page shows on
+  /// hover, worked out here once.
+  ///
+  /// - Complexity: O(n) in the task's transitions and chunks.
+  func story(of index: Int) -> String {
     let task = data.tasks[index]
     let end = Self.micros(duration)
     var enqueued: [TaskExecutor?: Int64] = [:]
     var suspended: [SuspensionReason?: Int64] = [:]
     var running: Int64 = 0
-    var runThreads: [Int32] = []
+    var runThreads = OrderedThreads()
     for (position, transition) in task.transitions.enumerated() where !transition.state.isTerminal {
       let until =
         position + 1 < task.transitions.count
         ? Self.micros(task.transitions[position + 1].time) : end
       let length = max(0, until - Self.micros(transition.time))
       switch transition.state {
-      case .enqueued: enqueued[transition.executor, default: 0] += length
-      case .suspended: suspended[transition.reason, default: 0] += length
+      case .enqueued:
+        enqueued[transition.executor] = Self.sum(enqueued[transition.executor] ?? 0, length)
+      case .suspended:
+        suspended[transition.reason] = Self.sum(suspended[transition.reason] ?? 0, length)
       case .running:
-        running += length
-        if transition.thread != 0 && !runThreads.contains(transition.thread) {
-          runThreads.append(transition.thread)
-        }
+        running = Self.sum(running, length)
+        runThreads.insert(transition.thread)
       case .finished, .failed: break
       }
     }
@@ -366,21 +397,21 @@ struct TimelineModel: Sendable {
       parts.append("waited \(Self.duration(micros: wait)) for a compression slot")
     }
     if running > 0 || !runThreads.isEmpty {
-      parts.append("ran \(Self.duration(micros: running))" + onThreads(runThreads))
+      parts.append("ran \(Self.duration(micros: running))" + onThreads(runThreads.tids))
     }
     let chunks = task.chunks
     if !chunks.isEmpty {
-      let ran = chunks.reduce(Int64(0)) { total, chunk in
-        guard let start = chunk.started else { return total }
-        return total + max(0, (chunk.ended.map(Self.micros) ?? end) - Self.micros(start))
-      }
-      var chunkThreads: [Int32] = []
-      for chunk in chunks where chunk.thread != 0 && !chunkThreads.contains(chunk.thread) {
-        chunkThreads.append(chunk.thread)
+      var ran: Int64 = 0
+      var chunkThreads = OrderedThreads()
+      for chunk in chunks {
+        if let start = chunk.started {
+          ran = Self.sum(ran, max(0, (chunk.ended.map(Self.micros) ?? end) - Self.micros(start)))
+        }
+        chunkThreads.insert(chunk.thread)
       }
       parts.append(
         "its \(ByteFormat.count(chunks.count)) chunk\(chunks.count == 1 ? "" : "s") ran \(Self.duration(micros: ran))"
-          + onThreads(chunkThreads))
+          + onThreads(chunkThreads.tids))
     }
     if let wait = suspended[.chunks] {
       parts.append("waited \(Self.duration(micros: wait)) for its chunks")
@@ -392,8 +423,7 @@ struct TimelineModel: Sendable {
       parts.append("waited \(Self.duration(micros: wait)) on a continuation")
     }
     if let wait = suspended[nil] { parts.append("was suspended \(Self.duration(micros: wait))") }
-    var story = task.file + ": "
-    story += parts.isEmpty ? "" : parts.joined(separator: ", ") + "; "
+    var story = parts.isEmpty ? "" : parts.joined(separator: ", ") + "; "
     let created = Self.micros(task.created)
     if let last = task.transitions.last, last.state.isTerminal {
       let outcome = last.state == .failed ? "failed" : "finished"
@@ -411,8 +441,39 @@ struct TimelineModel: Sendable {
     return story
   }
 
-  /// Seconds as whole microseconds.
-  static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+  /// Thread ids in the order first seen, each once (0, unknown, left out).
+  private struct OrderedThreads {
+    private(set) var tids: [Int32] = []
+    private var seen: Set<Int32> = []
+    var isEmpty: Bool { tids.isEmpty }
+
+    mutating func insert(_ tid: Int32) {
+      if tid != 0 && seen.insert(tid).inserted { tids.append(tid) }
+    }
+  }
+
+  /// Seconds as whole microseconds, held within ±2^61 so that the difference of any two
+  /// cannot overflow (the reader's limits, ``TaskLogData/Limits``, keep every time of a log
+  /// below 10^15 µs; this only makes sure nothing traps whatever the data).
+  static func micros(_ seconds: Double) -> Int64 {
+    wholeNumber(min(max(seconds * 1e6, -0x1p61), 0x1p61))
+  }
+
+  /// `value` rounded to a whole number, saturating at the ends of `Int64` (NaN is 0): the
+  /// renderers' one conversion from `Double`, which cannot trap.
+  static func wholeNumber(_ value: Double) -> Int64 {
+    let rounded = value.rounded()
+    if rounded.isNaN { return 0 }
+    if rounded >= 0x1p63 { return .max }
+    if rounded < -0x1p63 { return .min }
+    return Int64(rounded)
+  }
+
+  /// `a + b`, saturating at `Int64.max` (a hostile log's many long stretches cannot trap).
+  static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+    let (total, overflow) = a.addingReportingOverflow(b)
+    return overflow ? (b > 0 ? .max : .min) : total
+  }
 
   /// `value` (in units of 10^-`decimals`) with its decimals, from integers only.
   private static func decimal(_ value: Int64, _ decimals: Int) -> String {
@@ -422,13 +483,18 @@ struct TimelineModel: Sendable {
     return "\(value / scale)." + String(repeating: "0", count: decimals - fraction.count) + fraction
   }
 
+  /// The largest number of microseconds the texts below round (no addition can overflow).
+  private static let largestMicros = Int64.max - 10_000
+
   /// A time since the start, `0.0123 s`, rounded half up from whole microseconds.
-  static func seconds(micros: Int64) -> String { decimal((max(0, micros) + 50) / 100, 4) + " s" }
+  static func seconds(micros: Int64) -> String {
+    decimal((min(max(0, micros), largestMicros) + 50) / 100, 4) + " s"
+  }
 
   /// A duration for people, from whole microseconds: µs below 0.1 ms, ms below 1 s (one
   /// decimal), else seconds (two), rounded half up.
   static func duration(micros: Int64) -> String {
-    let value = max(0, micros)
+    let value = min(max(0, micros), largestMicros)
     if value < 100 { return "\(value) µs" }
     if value < 1_000_000 { return decimal((value + 50) / 100, 1) + " ms" }
     return decimal((value + 5_000) / 10_000, 2) + " s"

@@ -4,9 +4,14 @@
 ///
 /// It shows what the SVG shows (``TimelineRenderer``): counts over time, main-actor lag,
 /// thread lanes, task lanes. Hovering any slice shows its file, state, duration and the
-/// task's story (the same story as the SVG's titles, ``TimelineModel/narrative(of:)``, worked
-/// out in the page from the data); the mouse wheel with Ctrl (or over the tracks) zooms, a
-/// drag pans, the wheel scrolls the task lanes, `0` resets.
+/// task's story: the very text of the SVG's titles (``TimelineModel/story(of:)``), worked out
+/// here and carried in the data block (``Stories``), which the page only puts together; the
+/// mouse wheel with Ctrl (or over the tracks) zooms, a drag pans, the wheel scrolls the task
+/// lanes, `0` resets.
+///
+/// Nothing from the log is markup: the data block is JSON written by ``JSONWriter`` with
+/// ``JSONWriter/Escaping/scriptElement`` (no `<`, `>` or `&` in it), the title is escaped,
+/// and the script puts names on the page as text (`textContent`, the canvas).
 struct TimelinePage {
   /// What the log shows.
   let model: TimelineModel
@@ -16,8 +21,8 @@ struct TimelinePage {
   /// The id of the embedded data block.
   static let dataID = "timeline-data"
 
-  /// Integer microseconds.
-  private static func micros(_ seconds: Double) -> Int64 { Int64((seconds * 1e6).rounded()) }
+  /// Integer microseconds (``TimelineModel/micros(_:)``: cannot trap).
+  private static func micros(_ seconds: Double) -> Int64 { TimelineModel.micros(seconds) }
 
   /// The task states' codes in the data block.
   static func code(of transition: TaskLogData.Transition) -> Int {
@@ -43,69 +48,59 @@ struct TimelinePage {
     }
   }
 
-  /// The embedded data block, as JSON text.
+  /// The embedded data block, as JSON text safe inside a `<script>` element.
+  ///
+  /// - Complexity: O(n) in the log's size (stories: O(n log n) in their distinct numbers).
   func dataBlock() -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity(data.tasks.count * 64 + 4096)
-    func append(_ text: String) { out.append(contentsOf: text.utf8) }
-    func string(_ text: String) {
-      var bytes: [UInt8] = []
-      JSONLine.appendString(text, to: &bytes)
-      // "</" inside a <script> block would end it.
-      var previous: UInt8 = 0
-      for byte in bytes {
-        if previous == UInt8(ascii: "<") && byte == UInt8(ascii: "/") {
-          out.append(contentsOf: Array("\\/".utf8))
-        } else {
-          out.append(byte)
-        }
-        previous = byte
-      }
-    }
-    func integer(_ value: Int64) { append(String(value)) }
+    var json = JSONWriter(capacity: data.tasks.count * 96 + 4096, escaping: .scriptElement)
     let renderer = TimelineRenderer(model: model)
-    append("{\"meta\":{\"title\":")
-    string(renderer.title)
-    append(",\"facts\":")
-    string(renderer.factsLine)
-    append(",\"measured\":")
-    string(renderer.measuredLine)
-    append(",\"cpus\":\(data.start.cpus),\"duration\":")
-    integer(Self.micros(model.duration))
-    append(",\"exact\":\(model.exactCounts),\"ended\":\(data.end != nil)")
-    append(
-      ",\"maxRunning\":\(model.figures.maxRunning),\"maxEnqueued\":\(model.figures.maxEnqueued),\"maxActorQueue\":\(model.figures.maxActorQueue)"
-    )
-    append(",\"leaked\":\(data.end?.leakedContinuations ?? 0)}")
-    append(",\"legend\":[")
-    for (position, item) in Palette.legend.enumerated() {
-      if position > 0 { append(",") }
-      append("[")
-      string(item.name)
-      append(",\"\(item.color)\"]")
+    json.beginObject()
+    json.key("meta")
+    json.beginObject()
+    json.field("title", renderer.title)
+    json.field("facts", renderer.factsLine)
+    json.field("measured", renderer.measuredLine)
+    json.field("cpus", data.start.cpus)
+    json.field("duration", Self.micros(model.duration))
+    json.field("exact", model.exactCounts)
+    json.field("maxRunning", model.figures.maxRunning)
+    json.field("maxEnqueued", model.figures.maxEnqueued)
+    json.field("maxActorQueue", model.figures.maxActorQueue)
+    json.field("leaked", data.end?.leakedContinuations ?? 0)
+    json.endObject()
+    json.key("legend")
+    json.beginArray()
+    for item in Palette.legend {
+      json.beginArray()
+      json.string(item.name)
+      json.string(item.color)
+      json.endArray()
     }
-    append("],\"sys\":{")
+    json.endArray()
+    json.key("sys")
+    json.beginObject()
     let names = TimelineModel.systemCallNames(architecture: data.start.architecture)
-    for (position, entry) in names.sorted(by: { $0.key < $1.key }).enumerated() {
-      if position > 0 { append(",") }
-      append("\"\(entry.key)\":\"\(entry.value)\"")
+    for entry in names.sorted(by: { $0.key < $1.key }) {
+      json.key(String(entry.key))
+      json.string(entry.value)
     }
-    append("},\"threads\":[")
-    for (position, thread) in model.threads.enumerated() {
-      if position > 0 { append(",") }
-      append("[\(thread.tid),")
-      string(thread.name)
-      append(",")
-      string(thread.role)
-      append("]")
+    json.endObject()
+    json.key("threads")
+    json.beginArray()
+    for thread in model.threads {
+      json.beginArray()
+      json.integer(thread.tid)
+      json.string(thread.name)
+      json.string(thread.role)
+      json.endArray()
     }
-    append("],\"states\":[")
-    for (position, thread) in model.threads.enumerated() {
-      if position > 0 { append(",") }
-      append("[")
+    json.endArray()
+    json.key("states")
+    json.beginArray()
+    for thread in model.threads {
+      json.beginArray()
       var previous: Int64 = 0
-      for (index, run) in thread.states.enumerated() {
-        if index > 0 { append(",") }
+      for run in thread.states {
         let start = Self.micros(run.start)
         let code: Int
         switch run.state {
@@ -113,17 +108,20 @@ struct TimelinePage {
         case .idle: code = 1
         case .blocked: code = run.systemCall.map { $0 + 3 } ?? 2
         }
-        append("\(start - previous),\(Self.micros(run.end) - start),\(code)")
+        json.integer(start - previous)
+        json.integer(Self.micros(run.end) - start)
+        json.integer(code)
         previous = start
       }
-      append("]")
+      json.endArray()
     }
+    json.endArray()
     // Front-coded: the bytes shared with the previous name, then the rest (consecutive
     // tasks are mostly files of one folder, so this halves a big log's page).
-    append("],\"files\":[")
+    json.key("files")
+    json.beginArray()
     var previousName: [UInt8] = []
-    for (position, task) in data.tasks.enumerated() {
-      if position > 0 { append(",") }
+    for task in data.tasks {
       let name = Array(task.file.utf8)
       var shared = 0
       while shared < min(name.count, previousName.count), name[shared] == previousName[shared] {
@@ -131,75 +129,172 @@ struct TimelinePage {
       }
       // Never split a UTF-8 sequence: back up to the start of a character.
       while shared > 0 && shared < name.count && name[shared] & 0xC0 == 0x80 { shared -= 1 }
-      let sharedCharacters = String(decoding: name[..<shared], as: UTF8.self).utf16.count
-      append("\(sharedCharacters),")
-      string(String(decoding: name[shared...], as: UTF8.self))
+      json.integer(String(decoding: name[..<shared], as: UTF8.self).utf16.count)
+      json.string(String(decoding: name[shared...], as: UTF8.self))
       previousName = name
     }
-    append("],\"ids\":[")
-    for (position, task) in data.tasks.enumerated() {
-      if position > 0 { append(",") }
-      append(String(task.id))
-    }
+    json.endArray()
+    json.key("ids")
+    json.beginArray()
+    for task in data.tasks { json.integer(task.id) }
+    json.endArray()
     // Each task: its start less the previous task's, code[, thread], then the delta to the
     // next change, code[, thread], …
-    append("],\"tasks\":[")
+    json.key("tasks")
+    json.beginArray()
     var previousStart: Int64 = 0
-    for (position, task) in data.tasks.enumerated() {
-      if position > 0 { append(",") }
-      append("[")
+    for task in data.tasks {
+      json.beginArray()
       var previous: Int64 = previousStart
       previousStart = Self.micros(task.created)
-      for (index, transition) in task.transitions.enumerated() {
-        if index > 0 { append(",") }
+      for transition in task.transitions {
         let time = Self.micros(transition.time)
         let code = Self.code(of: transition)
-        append("\(time - previous),\(code)")
-        if code == 3 { append(",\(model.threadIndex[transition.thread].map { $0 + 1 } ?? 0)") }
+        json.integer(time - previous)
+        json.integer(code)
+        if code == 3 { json.integer(model.threadIndex[transition.thread].map { $0 + 1 } ?? 0) }
         previous = time
       }
-      append("]")
+      json.endArray()
     }
-    append("],\"errors\":{")
-    var first = true
-    for (position, task) in data.tasks.enumerated() {
-      guard let error = task.error else { continue }
-      if !first { append(",") }
-      first = false
-      append("\"\(position)\":")
-      string(error)
-    }
+    json.endArray()
     // Chunks: task, index, enqueued, started (-1), ended (-1), thread (1-based, 0 unknown).
-    append("},\"chunks\":[")
-    first = true
+    json.key("chunks")
+    json.beginArray()
     for (position, task) in data.tasks.enumerated() {
       for chunk in task.chunks {
-        if !first { append(",") }
-        first = false
-        let started = chunk.started.map(Self.micros) ?? -1
-        let ended = chunk.ended.map(Self.micros) ?? -1
-        append(
-          "\(position),\(chunk.index),\(Self.micros(chunk.enqueued)),\(started),\(ended),\(model.threadIndex[chunk.thread].map { $0 + 1 } ?? 0)"
-        )
+        json.integer(position)
+        json.integer(chunk.index)
+        json.integer(Self.micros(chunk.enqueued))
+        json.integer(chunk.started.map(Self.micros) ?? -1)
+        json.integer(chunk.ended.map(Self.micros) ?? -1)
+        json.integer(model.threadIndex[chunk.thread].map { $0 + 1 } ?? 0)
       }
     }
-    append("],\"lag\":[")
+    json.endArray()
+    json.key("lag")
+    json.beginArray()
     var previous: Int64 = 0
-    for (position, sample) in data.samples.enumerated() {
-      if position > 0 { append(",") }
+    for sample in data.samples {
       let time = Self.micros(sample.time)
-      append("\(time - previous),\(Int((sample.mainActorLagMilliseconds * 10).rounded()))")
+      json.integer(time - previous)
+      json.integer(TimelineModel.wholeNumber(sample.mainActorLagMilliseconds * 10))
       previous = time
     }
-    append("],\"hangs\":[")
-    for (position, hang) in data.hangs.enumerated() {
-      if position > 0 { append(",") }
-      append(
-        "[\(Self.micros(hang.time)),\(Self.micros(hang.durationMilliseconds / 1000)),\(hang.isHang ? 1 : 0)]"
-      )
+    json.endArray()
+    json.key("hangs")
+    json.beginArray()
+    for hang in data.hangs {
+      json.beginArray()
+      json.integer(Self.micros(hang.time))
+      json.integer(Self.micros(hang.durationMilliseconds / 1000))
+      json.integer(hang.isHang ? 1 : 0)
+      json.endArray()
     }
-    append("]}")
-    return String(decoding: out, as: UTF8.self)
+    json.endArray()
+    Stories(model: model).write(into: &json)
+    json.endObject()
+    return String(decoding: json.bytes, as: UTF8.self)
+  }
+
+  /// Every task's story (``TimelineModel/story(of:)``), as the data block carries it: each
+  /// story cut into its text and the numbers in it (`waited ‹0.6› ms for a thread, ran ‹1.2›
+  /// ms on T‹2›; …`), the texts with their holes kept once each (`storyTexts`: a few dozen
+  /// in a whole run), the numbers once each, most frequent first (`storyNumbers`), and per
+  /// task the text's index followed by its numbers' (`stories`). The page fills the holes:
+  /// it holds no words of its own. Carried whole, the stories would be most of a big run's
+  /// page; cut so, few texts repeat and most numbers are an index of one or two digits.
+  struct Stories {
+    /// Each distinct text: its pieces between the holes.
+    private(set) var texts: [[String]] = []
+    /// Each distinct number, most frequent first.
+    private(set) var numbers: [String] = []
+    /// Per task: its text, then its numbers (indices into ``texts`` and ``numbers``).
+    private(set) var stories: [Int] = []
+
+    init(model: TimelineModel) {
+      var textIndex: [[String]: Int] = [:]
+      var counts: [String: (count: Int, first: Int)] = [:]
+      var cut: [(text: Int, numbers: [String])] = []
+      cut.reserveCapacity(model.data.tasks.count)
+      for index in model.data.tasks.indices {
+        let (pieces, found) = Self.cut(model.story(of: index))
+        let text: Int
+        if let known = textIndex[pieces] {
+          text = known
+        } else {
+          text = texts.count
+          textIndex[pieces] = text
+          texts.append(pieces)
+        }
+        for number in found {
+          let seen = counts[number] ?? (0, counts.count)
+          counts[number] = (seen.count + 1, seen.first)
+        }
+        cut.append((text, found))
+      }
+      numbers = counts.sorted {
+        ($0.value.count, -$0.value.first) > ($1.value.count, -$1.value.first)
+      }.map(\.key)
+      var numberIndex: [String: Int] = [:]
+      for (position, number) in numbers.enumerated() { numberIndex[number] = position }
+      stories.reserveCapacity(cut.count * 6)
+      for (text, found) in cut {
+        stories.append(text)
+        for number in found { stories.append(numberIndex[number] ?? 0) }
+      }
+    }
+
+    /// `story` cut at its numbers (runs of digits, with the `.` and `,` inside them): the
+    /// pieces around them (one more than the numbers) and the numbers.
+    static func cut(_ story: String) -> (pieces: [String], numbers: [String]) {
+      var pieces: [String] = []
+      var numbers: [String] = []
+      let bytes = Array(story.utf8)
+      func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+      var pieceStart = 0
+      var index = 0
+      while index < bytes.count {
+        guard isDigit(bytes[index]) else {
+          index += 1
+          continue
+        }
+        var end = index + 1
+        while end < bytes.count,
+          isDigit(bytes[end])
+            || ((bytes[end] == UInt8(ascii: ".") || bytes[end] == UInt8(ascii: ","))
+              && end + 1 < bytes.count && isDigit(bytes[end + 1]))
+        {
+          end += 1
+        }
+        pieces.append(String(decoding: bytes[pieceStart..<index], as: UTF8.self))
+        numbers.append(String(decoding: bytes[index..<end], as: UTF8.self))
+        pieceStart = end
+        index = end
+      }
+      pieces.append(String(decoding: bytes[pieceStart...], as: UTF8.self))
+      return (pieces, numbers)
+    }
+
+    /// `"storyTexts":[…],"storyNumbers":[…],"stories":[…]`, members of the data block.
+    func write<Output>(into json: inout JSONWriter<Output>) {
+      json.key("storyTexts")
+      json.beginArray()
+      for pieces in texts {
+        json.beginArray()
+        for piece in pieces { json.string(piece) }
+        json.endArray()
+      }
+      json.endArray()
+      json.key("storyNumbers")
+      json.beginArray()
+      for number in numbers { json.string(number) }
+      json.endArray()
+      json.key("stories")
+      json.beginArray()
+      for value in stories { json.integer(value) }
+      json.endArray()
+    }
   }
 
   /// The page.
@@ -231,8 +326,9 @@ struct TimelinePage {
     """
   }
 
-  /// The page's code: decodes the data block, works out slices, counts and stories, and
-  /// draws what is in view.
+  /// The page's code: decodes the data block, works out slices and counts, puts the stories
+  /// together, and draws what is in view. It holds no `<!--`, `<script` or `</script`
+  /// (which would change or end its element; a test checks).
   static let script = #"""
     "use strict";
     (function () {
@@ -255,7 +351,7 @@ struct TimelinePage {
         t += flat[k++]; const c = flat[k++]; const th = c === 3 ? flat[k++] : 0;
         tr.push({t, c, th});
       }
-      return {i, id: D.ids[i], file: files[i], tr, chunks: [], error: D.errors[i]};
+      return {i, id: D.ids[i], file: files[i], tr, chunks: []};
     });
     const ch = D.chunks;
     for (let k = 0; k < ch.length; k += 6) {
@@ -308,8 +404,8 @@ struct TimelinePage {
       steps.push({t, r: cur.r, e: cur.e, a: cur.a});
     }
     const lag = []; { let t = 0; for (let k = 0; k < D.lag.length; k += 2) { t += D.lag[k]; lag.push({t, ms: D.lag[k + 1] / 10}); } }
-    // Words.
-    // From whole microseconds with integer rounding (half up), as the SVG's stories count.
+    // Words for what is hovered: from whole microseconds with integer rounding (half up), as
+    // the stories count.
     function decimal(v, d) { const scale = Math.pow(10, d), f = String(v % scale); return Math.floor(v / scale) + "." + "0".repeat(d - f.length) + f; }
     function dur(us) {
       us = Math.max(0, Math.round(us));
@@ -319,49 +415,14 @@ struct TimelinePage {
     }
     function sec(us) { return decimal(Math.floor((Math.max(0, us) + 50) / 100), 4) + " s"; }
     function thLabel(n) { return n > 0 ? "T" + threads[n - 1].n : "an unknown thread"; }
-    function onThreads(list) {
-      if (!list.length) return "";
-      if (list.length > 6) return " on " + list.length + " threads";
-      const l = list.map(thLabel);
-      return " on " + (l.length > 1 ? l.slice(0, -1).join(", ") + " and " + l[l.length - 1] : l[0]);
+    // Stories: worked out by squeeze (the SVG's titles say the same); here only put together.
+    const stories = [];
+    for (let k = 0; k < D.stories.length;) {
+      const pieces = D.storyTexts[D.stories[k++]]; let story = pieces[0];
+      for (let j = 1; j < pieces.length; j++) story += D.storyNumbers[D.stories[k++]] + pieces[j];
+      stories.push(story);
     }
-    function narrative(task) {
-      const wait = {}; let ran = 0; const runTh = [];
-      task.tr.forEach((tr, k) => {
-        if (tr.c === 9 || tr.c === 10) return;
-        const len = Math.max(0, (k + 1 < task.tr.length ? task.tr[k + 1].t : DUR) - tr.t);
-        if (tr.c === 3) { ran += len; if (tr.th > 0 && runTh.indexOf(tr.th) < 0) runTh.push(tr.th); }
-        else wait[tr.c === 11 ? 0 : tr.c] = (wait[tr.c === 11 ? 0 : tr.c] || 0) + len;
-      });
-      const parts = [];
-      if (0 in wait) parts.push("waited " + dur(wait[0]) + " for a thread");
-      if (1 in wait) parts.push("waited " + dur(wait[1]) + " for the actor");
-      if (2 in wait) parts.push("waited " + dur(wait[2]) + " for the main actor");
-      if (4 in wait) parts.push("waited " + dur(wait[4]) + " for a compression slot");
-      if (ran > 0 || runTh.length) parts.push("ran " + dur(ran) + onThreads(runTh));
-      if (task.chunks.length) {
-        let cr = 0; const cth = [];
-        for (const c of task.chunks) {
-          if (c.start >= 0) cr += Math.max(0, (c.end >= 0 ? c.end : DUR) - c.start);
-          if (c.th > 0 && cth.indexOf(c.th) < 0) cth.push(c.th);
-        }
-        parts.push("its " + task.chunks.length.toLocaleString("en-US") + " chunk" + (task.chunks.length === 1 ? "" : "s") + " ran " + dur(cr) + onThreads(cth));
-      }
-      if (6 in wait) parts.push("waited " + dur(wait[6]) + " for its chunks");
-      if (5 in wait) parts.push("waited " + dur(wait[5]) + " for its publication (sync and rename)");
-      if (7 in wait) parts.push("waited " + dur(wait[7]) + " on a continuation");
-      if (8 in wait) parts.push("was suspended " + dur(wait[8]));
-      let story = task.file + ": " + (parts.length ? parts.join(", ") + "; " : "");
-      const last = task.tr[task.tr.length - 1];
-      if (last.c === 9 || last.c === 10) {
-        story += (last.c === 10 ? "failed" : "finished") + " at " + sec(last.t) + ", " + dur(last.t - task.tr[0].t) + " after it was created";
-        if (task.error) story += ": " + task.error;
-      } else {
-        story += "still " + STATE[last.c] + QUAL[last.c] + " when the log ends";
-        if (M.ended && (last.c === 4 || last.c === 5 || last.c === 7)) story += " (a leaked continuation)";
-      }
-      return story;
-    }
+    function narrative(task) { return task.file + ": " + stories[task.i]; }
     // Layout.
     const canvas = document.getElementById("view"), tip = document.getElementById("tip");
     const ctx = canvas.getContext("2d");

@@ -260,8 +260,12 @@ struct TimelineRenderer {
     return runs
   }
 
+  /// The pixel column (of `count`) of time `time`, clamped to the plot before it becomes
+  /// an integer (so no time can trap).
   private func column(of time: Double, count: Int) -> Int {
-    max(0, min(count - 1, Int(time / duration * Double(count))))
+    let position = time / duration * Double(count)
+    guard position > 0 else { return 0 }
+    return Int(min(position, Double(count - 1)))
   }
 
   // MARK: - Lag
@@ -279,7 +283,8 @@ struct TimelineRenderer {
     body.plot(x: Self.left, y: top, width: Self.plotWidth, height: height)
     body.label("Main-actor lag", x: Self.labelX, y: top + 13, size: 12, weight: "bold")
     body.label(
-      "0–\(Int(scale.rounded())) ms", x: Self.labelX, y: top + 27, size: 10, fill: "#495057")
+      "0–\(TimelineModel.wholeNumber(scale)) ms", x: Self.labelX, y: top + 27, size: 10,
+      fill: "#495057")
     for hang in data.hangs {
       let x0 = x(hang.time)
       let x1 = max(x(hang.time + hang.durationMilliseconds / 1000), x0 + 1.5)
@@ -375,8 +380,9 @@ struct TimelineRenderer {
           let x0 = x(slice.start)
           let width = max(x(slice.end) - x0, 0.4)
           let task = data.tasks[slice.task]
-          let what =
-            slice.chunk >= 0 ? "\(task.file), chunk \(task.chunks[slice.chunk].index)" : task.file
+          // A name is shortened where every slice repeats it (the task's lane has it whole).
+          let file = TimelineModel.shortenedName(task.file)
+          let what = slice.chunk >= 0 ? "\(file), chunk \(task.chunks[slice.chunk].index)" : file
           body.raw(
             "<rect class=\"\(slice.chunk >= 0 ? "chunk" : "running")\" x=\"\(SVGBuilder.number(x0))\" y=\"\(SVGBuilder.number(laneY + 1))\" width=\"\(SVGBuilder.number(width))\" height=\"9\" fill=\"\(slice.chunk >= 0 ? Palette.chunk : Palette.running)\"><title>\(SVGBuilder.escape("\(what): ran \(TimelineModel.duration(slice.end - slice.start)) on \(thread.label), \(ByteFormat.fixed(slice.start, 4))–\(ByteFormat.fixed(slice.end, 4)) s"))</title></rect>"
           )
@@ -792,35 +798,36 @@ struct SVGBuilder {
     "M\(number(x)) \(number(y))h\(number(width))v\(number(height))h\(number(-width))z"
   }
 
-  /// A coordinate with at most one decimal.
+  /// A coordinate with at most one decimal (held within ±10^12 pixels, so it cannot trap).
   static func number(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
+    let tenths = Int(TimelineModel.wholeNumber(min(max(value * 10, -1e13), 1e13)))
     let whole = tenths / 10
     let fraction = abs(tenths % 10)
     if fraction == 0 { return String(whole) }
     return (tenths < 0 && whole == 0 ? "-" : "") + String(whole) + "." + String(fraction)
   }
 
-  /// Escapes text for XML content and attributes.
+  /// Escapes text for XML content and attributes (SVG, and HTML's text): `&`, `<`, `>`,
+  /// `"` and `'` as entities, and what XML 1.0 cannot hold at all (control characters other
+  /// than tab and line feed, U+FFFE, U+FFFF) as U+FFFD.
+  ///
+  /// - Complexity: O(n) in the text's length.
   static func escape(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.count)
-    for character in text {
-      switch character {
-      case "&": result += "&amp;"
-      case "<": result += "&lt;"
-      case ">": result += "&gt;"
-      case "\"": result += "&quot;"
-      case "'": result += "&apos;"
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if let ascii = character.asciiValue, ascii < 0x20, ascii != 0x09, ascii != 0x0A {
-          result += "\u{FFFD}"
-        } else {
-          result.append(character)
-        }
+    var result = String.UnicodeScalarView()
+    result.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "&": result.append(contentsOf: "&amp;".unicodeScalars)
+      case "<": result.append(contentsOf: "&lt;".unicodeScalars)
+      case ">": result.append(contentsOf: "&gt;".unicodeScalars)
+      case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
+      case "'": result.append(contentsOf: "&apos;".unicodeScalars)
+      case "\t", "\n": result.append(scalar)
+      case "\u{0}"..<" ", "\u{FFFE}", "\u{FFFF}": result.append("\u{FFFD}")
+      default: result.append(scalar)
       }
     }
-    return result
+    return String(result)
   }
+
 }

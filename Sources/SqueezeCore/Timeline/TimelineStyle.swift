@@ -87,13 +87,22 @@ enum TimelineFont {
   }
 
   /// `text` shortened from the left with "…" until it fits in `width` pixels at `size`
-  /// (file names keep their most telling part, the end).
+  /// (file names keep their most telling part, the end): the longest tail of whole
+  /// characters that fits after the "…".
+  ///
+  /// - Complexity: O(n) in the text's length (the tail is measured once, from the end).
   static func fit(_ text: String, width maximum: Double, size: Double) -> String {
     guard width(text, size: size) > maximum else { return text }
-    var characters = Array(text)
-    while !characters.isEmpty && width("…" + String(characters), size: size) > maximum {
-      characters.removeFirst()
+    let room = maximum - width("…", size: size)
+    var used = 0.0
+    var start = text.endIndex
+    while start > text.startIndex {
+      let before = text.index(before: start)
+      let added = width(String(text[before]), size: size)
+      guard used + added <= room else { break }
+      used += added
+      start = before
     }
-    return characters.isEmpty ? "" : "…" + String(characters)
+    return start == text.endIndex ? "" : "…" + text[start...]
   }
 }

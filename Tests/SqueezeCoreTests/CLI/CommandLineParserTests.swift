@@ -268,6 +268,12 @@ import Testing
       CommandLineParser.parse(["timeline", "--outptu", "a.svg", "a"])
         == .failure(.inTimeline(.unknownOption("--outptu", suggestion: "--output"))))
     #expect(CommandLineParser.parse(["timeline", "--help"]) == .success(.timelineHelp))
+    #expect(
+      CommandLineParser.parse(["timeline", "a.jsonl", "-f", "-o", "a.html"])
+        == .success(.timeline(TimelineOptions(log: "a.jsonl", output: "a.html", force: true))))
+    #expect(
+      CommandLineParser.parse(["timeline", "--force", "a.jsonl"])
+        == .success(.timeline(TimelineOptions(log: "a.jsonl", output: nil, force: true))))
   }
 }
 
@@ -345,7 +351,7 @@ import Testing
       HelpText.usageError(error) == """
         Error: Missing expected argument '<task-log>'
         Help:  <task-log>  A log written by 'squeeze --task-log <file>'.
-        Usage: squeeze timeline <task-log> [--output <file>]
+        Usage: squeeze timeline <task-log> [--output <file>] [--force]
           See 'squeeze timeline --help' for more information.
 
         """)
@@ -367,6 +373,8 @@ import Testing
   @Test func anInvalidValueNamesTheOptionsHelp() {
     let text = HelpText.usageError(
       .invalidValue("x", option: "--jobs <n>", reason: "expected a whole number from 1 to 4096"))
-    #expect(text.contains("\nHelp:  --jobs <n>  How many files or chunks are worked on at once.\n"))
+    #expect(
+      text.contains(
+        "\nHelp:  --jobs <n>  How many files or chunks are worked on at once (1 to 4096).\n"))
   }
 }

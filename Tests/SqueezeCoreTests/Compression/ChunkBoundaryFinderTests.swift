@@ -388,6 +388,10 @@ import Testing
     defer { close(descriptor) }
     let logPath = folder.url("scan.jsonl")
     let log = try TaskLog(path: RawPath(logPath), startTime: MonotonicClock.now())
+    // A log writes nothing before its start event.
+    log.start(
+      version: "t", isolation: .nonisolated, jobs: 2, level: .default, engine: .zlib, cpus: 2,
+      files: 1, bytes: Int64(data.count), chunkSize: 64 << 10)
     let tracker = TaskTracker(log: log)
     let task = tracker.create(id: 1, file: "data")
     task.run()

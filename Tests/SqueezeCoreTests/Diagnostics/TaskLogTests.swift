@@ -10,19 +10,20 @@ import Testing
 @testable import SqueezeCore
 
 @Suite struct TaskLogTests {
-  private func object(_ line: JSONLine) throws -> [String: Any] {
-    try #require(JSONSerialization.jsonObject(with: Data(line.line)) as? [String: Any])
+  private func object(_ line: [UInt8]) throws -> [String: Any] {
+    try #require(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
   }
 
   @Test func encodesEveryFieldKindAsValidJSON() throws {
-    var line = JSONLine()
-    line.field("event", literal: "task")
-    line.field("t", 1.5, decimals: 6)
-    line.field("id", 42)
-    line.field("negative", -7)
-    line.field("file", "a \"quoted\" \\ name\nwith\tcontrol \u{1}")
-    line.field("flag", true)
-    #expect(line.line.last == UInt8(ascii: "\n"))
+    let line = JSONWriter.line { line in
+      line.field("event", literal: "task")
+      line.field("t", 1.5, decimals: 6)
+      line.field("id", 42)
+      line.field("negative", -7)
+      line.field("file", "a \"quoted\" \\ name\nwith\tcontrol \u{1}")
+      line.field("flag", true)
+    }
+    #expect(line.last == UInt8(ascii: "\n"))
     let parsed = try object(line)
     #expect(parsed["event"] as? String == "task")
     #expect((parsed["t"] as? NSNumber)?.doubleValue == 1.5)
@@ -32,6 +33,33 @@ import Testing
     #expect(parsed["flag"] as? Bool == true)
   }
 
+  /// The heartbeat runs from the moment the log opens; on a loaded machine the main actor
+  /// can lag 250 ms or more before the run writes its start event. The log still begins with
+  /// its start event (and so a later run recognizes it as a task log and replaces it).
+  @Test func aLogWhoseFirstRecordedEventWasAHangBeginsWithItsStartEvent() throws {
+    let folder = TemporaryFolder("early-hang")
+    let path = folder.url("run.jsonl")
+    let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
+    log.hang(startingAt: MonotonicClock.now(), duration: 0.3, severity: .microhang)
+    log.warning("recorded before the start event")
+    log.flush()
+    #expect(try folder.read("run.jsonl").isEmpty, "nothing is written before the start event")
+    log.start(
+      version: "1", isolation: .nonisolated, jobs: 2, level: .default, engine: .zlib, cpus: 2,
+      files: 1, bytes: 1, chunkSize: 131072)
+    log.hang(startingAt: MonotonicClock.now(), duration: 0.6, severity: .hang)
+    log.flush()
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 4)
+    #expect(lines[0].hasPrefix(#"{"event":"start""#))
+    #expect(lines[1].hasPrefix(#"{"event":"hang""#) && lines[1].contains("microhang"))
+    #expect(lines[2].hasPrefix(#"{"event":"warning""#))
+    let data = try TaskLogData.parse(try folder.read("run.jsonl"))
+    #expect(data.hangs.count == 2)
+    // A later run replaces it without -f: it is a task log.
+    #expect(throws: Never.self) { _ = try TaskLog(path: RawPath(path), startTime: 0) }
+  }
+
   @Test(arguments: [
     (value: 0.0, decimals: 3, text: "0.000"),
     (value: 1.0005, decimals: 3, text: "1.001"),
@@ -39,18 +67,19 @@ import Testing
     (value: -0.5, decimals: 2, text: "-0.50"),
     (value: 3.0, decimals: 0, text: "3"),
     (value: Double.nan, decimals: 2, text: "0"),
+    (value: 1e300, decimals: 3, text: "0"),
   ])
   func decimalsAreFixedPoint(value: Double, decimals: Int, text: String) {
-    var bytes: [UInt8] = []
-    JSONLine.appendDecimal(value, decimals: decimals, to: &bytes)
-    #expect(String(decoding: bytes, as: UTF8.self) == text)
+    var json = JSONWriter()
+    json.decimal(value, decimals: decimals)
+    #expect(String(decoding: json.bytes, as: UTF8.self) == text)
   }
 
   @Test func integersCoverTheWholeRange() {
-    for value in [Int64.min + 1, -1, 0, 9, 10, 1_234_567_890, Int64.max] {
-      var bytes: [UInt8] = []
-      JSONLine.appendInteger(value, to: &bytes)
-      #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+    for value in [Int64.min, Int64.min + 1, -1, 0, 9, 10, 1_234_567_890, Int64.max] {
+      var json = JSONWriter()
+      json.integer(value)
+      #expect(String(decoding: json.bytes, as: UTF8.self) == String(value))
     }
   }
 

@@ -4,7 +4,8 @@ import Testing
 
 @testable import SqueezeCore
 
-/// Replays every input the fuzzer found (scripts/fuzz saves them in Tests/Fuzz/regressions):
+/// Replays every input the gzip reader's fuzzer found (`scripts/fuzz decoder` saves them in
+/// Tests/Fuzz/regressions/decoder):
 /// the decoder must give the same result however the input is cut into pieces.
 ///
 /// - crash-37315f4f…: a second member whose deflate data is corrupt; the error's position
@@ -22,10 +23,16 @@ import Testing
 @Suite struct GzipReaderRegressionTests {
   static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-      "Fuzz/regressions")
+      "Fuzz/regressions/decoder")
 
+  /// The saved inputs: the folder's files (its subfolders hold other targets' inputs).
   static var inputs: [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+    ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+      var isFolder: ObjCBool = false
+      return FileManager.default.fileExists(
+        atPath: folder.appendingPathComponent($0).path, isDirectory: &isFolder)
+        && !isFolder.boolValue
+    }.sorted()
   }
 
   static func outcome(_ bytes: [UInt8], engine: Engine, piece: (Int) -> Int) -> String {

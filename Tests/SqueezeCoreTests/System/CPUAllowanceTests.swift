@@ -124,6 +124,49 @@ import Testing
         == CPUAllowance(affinityCPUs: 3, quota: nil))
   }
 
+  /// What the kernel writes is decimal integers; whatever else a cgroup file holds is no
+  /// quota, and a quota of more CPUs than an Int holds leaves the mask to decide: never a
+  /// trap converting it.
+  @Test(
+    arguments: [
+      (cpuMax: "9223372036854775807 1\n", quota: 9_223_372_036_854_775_807.0),
+      (cpuMax: "99999999999999999999 100000\n", quota: nil),
+      (cpuMax: "1e300 1\n", quota: nil),
+      (cpuMax: "inf 100000\n", quota: nil),
+      (cpuMax: "nan 100000\n", quota: nil),
+      (cpuMax: "0x10 1\n", quota: nil),
+      (cpuMax: "-5 100000\n", quota: nil),
+      (cpuMax: "100000 0\n", quota: nil),
+      (cpuMax: "+100000 100000\n", quota: nil),
+      (cpuMax: "١٠٠٠٠٠ 100000\n", quota: nil),
+    ] as [(cpuMax: String, quota: Double?)])
+  func cpuMaxBeyondWhatTheKernelWritesIsNoQuotaOrTheMask(cpuMax: String, quota: Double?) throws {
+    let root = try Self.root(
+      cgroup: "0::/job\n", mountinfo: Self.v2Mount,
+      files: ["sys/fs/cgroup/job/cpu.max": cpuMax])
+    let allowance = CPUAllowance.detect(root: root.path, affinityCPUs: 4)
+    #expect(allowance.quota?.cpus == quota)
+    #expect(allowance.count == 4)
+  }
+
+  @Test func cfsQuotaBeyondAnInt64IsNoQuota() throws {
+    let root = try Self.root(
+      cgroup: "3:cpu:/job\n",
+      mountinfo: "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n",
+      files: [
+        "sys/fs/cgroup/cpu/job/cpu.cfs_quota_us": "18446744073709551615\n",
+        "sys/fs/cgroup/cpu/job/cpu.cfs_period_us": "1\n",
+      ])
+    #expect(CPUAllowance.detect(root: root.path, affinityCPUs: 2).quota == nil)
+  }
+
+  @Test(arguments: [Double.infinity, 1e300, 0x1p63, Double.nan, 0])
+  func aQuotaOfAnySizeGivesAWidthBetweenOneAndTheMask(cpus: Double) {
+    let allowance = CPUAllowance(
+      affinityCPUs: 6, quota: CPUAllowance.Quota(cpus: cpus, cgroup: "/x"))
+    #expect((1...6).contains(allowance.count))
+  }
+
   @Test func theAffinityMaskIsWhatNprocCounts() throws {
     let nproc = try Shell.run("/usr/bin/nproc", [])
     #expect(CPUAllowance.affinityCPUs() == Int(nproc.stdoutText.filter(\.isNumber)))

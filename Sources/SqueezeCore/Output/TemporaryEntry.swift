@@ -1,0 +1,353 @@
+import CSystem
+import Glibc
+import Synchronization
+
+/// An open folder that squeeze makes temporaries in: an `O_PATH` descriptor that keeps
+/// naming the same folder wherever it is moved or renamed while the run works.
+///
+/// A temporary is made, renamed into place and removed relative to this descriptor
+/// (`openat`, `renameat2`, `unlinkat`), never by a path from the run's base again, so a
+/// folder moved away mid-run (and a symbolic link put in its place) still has its
+/// temporaries removed, and nothing is ever renamed through the link.
+final class FolderHandle: Sendable {
+  /// The folder's descriptor (`O_PATH | O_DIRECTORY`), or a base folder the run keeps open.
+  let descriptor: Int32
+  /// True when this handle opened ``descriptor`` and closes it when released.
+  private let owned: Bool
+
+  /// Uses `descriptor`, which the caller keeps open for longer than this handle lives (a
+  /// base folder of the run): it is not closed.
+  init(borrowing descriptor: Int32) {
+    self.descriptor = descriptor
+    owned = false
+  }
+
+  private init(owning descriptor: Int32) {
+    self.descriptor = descriptor
+    owned = true
+  }
+
+  deinit {
+    if owned { close(descriptor) }
+  }
+
+  /// Opens the folder holding `location` (its ``RelativeLocation/directory`` below its
+  /// base), following links on the way only as its policy allows (by default none:
+  /// `RESOLVE_NO_SYMLINKS`). The base itself is borrowed, not opened again.
+  ///
+  /// - Throws: ``SystemError`` from `openat2(2)`: `ENOENT` when the folder is missing,
+  ///   `ELOOP` for a link on the way, `ENOTDIR`.
+  static func folder(of location: RelativeLocation) throws(SystemError) -> FolderHandle {
+    if location.directory.isEmpty { return FolderHandle(borrowing: location.base) }
+    let opened = try FileDescriptor.open(
+      location.directory, in: location.base, flags: SQUEEZE_O_PATH | O_DIRECTORY,
+      symlinks: location.symlinks.forFolders)
+    return FolderHandle(owning: opened.release())
+  }
+
+  /// The entry `name` of this folder as a location (for the `*at` helpers of
+  /// ``RelativeLocation``); valid while this handle lives.
+  func location(of name: RawPath) -> RelativeLocation {
+    RelativeLocation(base: descriptor, directory: "", name: name)
+  }
+}
+
+/// The folders a run's outputs are written in, each opened once while it is in use
+/// (``FolderHandle``), so an output's temporary costs no more system calls than one made
+/// by path: files go folder by folder, and the outputs of one folder share its handle.
+///
+/// A handle lives as long as a temporary made in it (the publisher's queue bounds how many
+/// wait, ``Publisher/capacity``), and the last ``keptOpen`` handles opened stay open a
+/// little longer, for the next file of the same folder. The outputs of a folder moved
+/// mid-run follow the folder the run opened: the one whose outputs it inspected before the
+/// work started.
+final class FolderHandleCache: Sendable {
+  private struct Key: Hashable {
+    var base: Int32
+    var directory: RawPath
+    var symlinks: SymlinkPolicy
+  }
+  private struct Entry {
+    weak var handle: FolderHandle?
+  }
+  private struct State {
+    /// The handles in use, by folder; an entry whose handle is gone is dropped now and then.
+    var entries: [Key: Entry] = [:]
+    /// How many entries there were after the last dropping of gone ones.
+    var entriesAfterCleaning = 0
+    /// The last handles opened, kept open for a while, oldest first.
+    var recent: [FolderHandle] = []
+  }
+  private let state = Mutex(State())
+
+  /// How many recently opened folders stay open without a temporary in them.
+  static let keptOpen = 4
+
+  init() {}
+
+  /// The folder holding `location`, opened as ``FolderHandle/folder(of:)`` opens it, or the
+  /// handle already open for it.
+  ///
+  /// - Throws: ``SystemError`` from opening it.
+  func folder(of location: RelativeLocation) throws(SystemError) -> FolderHandle {
+    if location.directory.isEmpty { return FolderHandle(borrowing: location.base) }
+    let key = Key(base: location.base, directory: location.directory, symlinks: location.symlinks)
+    if let open = state.withLock({ $0.entries[key]?.handle }) { return open }
+    let opened = try FolderHandle.folder(of: location)
+    // Handles pushed out of `recent` are released after the lock, never inside it.
+    var pushedOut: [FolderHandle] = []
+    let handle = state.withLock { state -> FolderHandle in
+      if let raced = state.entries[key]?.handle { return raced }
+      state.entries[key] = Entry(handle: opened)
+      if state.entries.count > 2 * max(state.entriesAfterCleaning, 64) {
+        state.entries = state.entries.filter { $0.value.handle != nil }
+        state.entriesAfterCleaning = state.entries.count
+      }
+      state.recent.append(opened)
+      if state.recent.count > Self.keptOpen { pushedOut.append(state.recent.removeFirst()) }
+      return opened
+    }
+    pushedOut.removeAll()
+    return handle
+  }
+}
+
+/// The temporaries of a run that exist now (or are being made): each one's folder and name.
+///
+/// Every temporary squeeze makes (an output being written, a link or folder about to replace
+/// an entry, the archive marker, the mirror's manifest) is entered here before it is made
+/// and leaves once it has been renamed into place or removed. A second stop signal ends the
+/// run at once, without the partial summary, but first calls ``removeAll()``: whatever the
+/// run was doing, none of its temporaries outlives it.
+final class LiveTemporaries: Sendable {
+  private struct State {
+    /// The temporaries, by the number ``enter(_:in:)`` gave them.
+    var entries: [UInt64: (folder: FolderHandle, name: RawPath)] = [:]
+    /// Temporaries entered whose making (`openat`, `symlinkat`, `mkdirat`, `linkat`) has not
+    /// returned yet.
+    var beingMade = 0
+    /// Set by ``removeAll()``: nothing new may be made.
+    var closed = false
+    /// The next number to give.
+    var next: UInt64 = 0
+  }
+  private let state = Mutex(State())
+
+  /// How long ``removeAll()`` waits for temporaries being made to exist, in seconds: each
+  /// is one system call, so only a hung file system makes it wait this long.
+  static let makingWaitSeconds = 2.0
+
+  init() {}
+
+  /// How many temporaries exist now (or are being made).
+  var count: Int { state.withLock { $0.entries.count } }
+
+  /// Enters the temporary `name` in `folder`, before it is made.
+  ///
+  /// - Returns: its number, for ``made(_:)`` and ``forget(_:)``.
+  /// - Throws: ``SystemError`` `ECANCELED` once ``removeAll()`` has run: the run is ending.
+  func enter(_ name: RawPath, in folder: FolderHandle) throws(SystemError) -> UInt64 {
+    let number = state.withLock { state -> UInt64? in
+      guard !state.closed else { return nil }
+      state.next += 1
+      state.entries[state.next] = (folder, name)
+      state.beingMade += 1
+      return state.next
+    }
+    guard let number else { throw SystemError(code: ECANCELED) }
+    return number
+  }
+
+  /// Says the making of temporary `number` returned; when it failed, the temporary is
+  /// forgotten.
+  func made(_ number: UInt64, succeeded: Bool) {
+    state.withLock { state in
+      state.beingMade -= 1
+      if !succeeded { state.entries[number] = nil }
+    }
+  }
+
+  /// Forgets temporary `number`: it has been renamed into place or removed.
+  func forget(_ number: UInt64) {
+    _ = state.withLock { $0.entries.removeValue(forKey: number) }
+  }
+
+  /// Removes every temporary there is, relative to the folder it was made in, and lets no
+  /// new one be made. Waits up to ``makingWaitSeconds`` for temporaries being made at that
+  /// moment, so none appears after the removal.
+  ///
+  /// - Returns: how many were removed.
+  @discardableResult
+  func removeAll() -> Int {
+    state.withLock { $0.closed = true }
+    let deadline = MonotonicClock.now() + Self.makingWaitSeconds
+    var entries: [(folder: FolderHandle, name: RawPath)] = []
+    while true {
+      let (busy, snapshot) = state.withLock { state in
+        (state.beingMade > 0, Array(state.entries.values))
+      }
+      entries = snapshot
+      if !busy || MonotonicClock.now() > deadline { break }
+      usleep(1000)
+    }
+    var removed = 0
+    for entry in entries where TemporaryEntry.unlink(entry.name, in: entry.folder.descriptor) {
+      removed += 1
+    }
+    state.withLock { $0.entries = [:] }
+    return removed
+  }
+}
+
+/// A file, symbolic link or folder squeeze made under a temporary name (``TemporaryNamer``),
+/// with the open folder it was made in (``FolderHandle``).
+///
+/// Everything done to it afterwards (writing, renaming into place, removing) goes through
+/// that folder's descriptor, which reaches it wherever the folder has been moved: a
+/// temporary is removed with `unlinkat(folder, name)`, never by a path that may by then lead
+/// elsewhere or through a symbolic link. It stays entered in the run's ``LiveTemporaries``
+/// until it is renamed into place or removed, so a second stop signal removes it too.
+struct TemporaryEntry: Sendable {
+  /// The folder it was made in.
+  let folder: FolderHandle
+  /// Its temporary name in ``folder``.
+  let name: RawPath
+  /// Its number in ``temporaries``.
+  private let number: UInt64
+  /// The run's live temporaries.
+  private let temporaries: LiveTemporaries
+
+  /// The temporary as a location relative to its folder's descriptor.
+  var location: RelativeLocation { folder.location(of: name) }
+
+  /// The entry `other` of the temporary's folder (where it is renamed to).
+  func sibling(named other: RawPath) -> RelativeLocation { folder.location(of: other) }
+
+  /// Enters a new temporary name in `folder`, runs `make` with the folder's descriptor and
+  /// the name, and says whether it succeeded.
+  private static func make(
+    in folder: FolderHandle, namer: TemporaryNamer,
+    _ make: (Int32, UnsafePointer<CChar>) -> Int32
+  ) throws(SystemError) -> (TemporaryEntry, Int32) {
+    let name = namer.next()
+    let number = try namer.live.enter(name, in: folder)
+    var result: Int32 = -1
+    do throws(SystemError) {
+      result = try name.withCString { (cName) throws(SystemError) in
+        try retryingOnInterrupt { make(folder.descriptor, cName) }
+      }
+    } catch {
+      namer.live.made(number, succeeded: false)
+      throw error
+    }
+    namer.live.made(number, succeeded: true)
+    return (
+      TemporaryEntry(folder: folder, name: name, number: number, temporaries: namer.live), result
+    )
+  }
+
+  /// Creates a new temporary file in `folder`, exclusively (`O_CREAT | O_EXCL`), open for
+  /// writing.
+  ///
+  /// - Parameter permissions: the mode to create it with (before the umask).
+  /// - Returns: the temporary and its open descriptor, which the caller owns and closes.
+  /// - Throws: ``SystemError`` from `openat(2)`; `ECANCELED` when the run is ending.
+  static func file(
+    in folder: FolderHandle, namer: TemporaryNamer, permissions: mode_t
+  ) throws(SystemError) -> (entry: TemporaryEntry, descriptor: Int32) {
+    try make(in: folder, namer: namer) { folder, name in
+      openat(
+        folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC,
+        permissions)
+    }
+  }
+
+  /// Creates a temporary symbolic link to `target` in `folder` (the target stored as
+  /// given, never resolved).
+  ///
+  /// - Throws: ``SystemError`` from `symlinkat(2)`; `ECANCELED` when the run is ending.
+  static func symbolicLink(
+    to target: RawPath, in folder: FolderHandle, namer: TemporaryNamer
+  ) throws(SystemError) -> TemporaryEntry {
+    try target.withCString { (cTarget) throws(SystemError) in
+      try make(in: folder, namer: namer) { folder, name in symlinkat(cTarget, folder, name) }.0
+    }
+  }
+
+  /// Creates a temporary folder in `folder`, with `permissions` (before the umask).
+  ///
+  /// - Throws: ``SystemError`` from `mkdirat(2)`; `ECANCELED` when the run is ending.
+  static func directory(
+    in folder: FolderHandle, namer: TemporaryNamer, permissions: mode_t
+  ) throws(SystemError) -> TemporaryEntry {
+    try make(in: folder, namer: namer) { folder, name in mkdirat(folder, name, permissions) }.0
+  }
+
+  /// Makes a temporary name in `folder` for the file at `existing` (`linkat`, a link at
+  /// `existing` not followed).
+  ///
+  /// - Throws: ``SystemError`` from opening `existing`'s folder or from `linkat(2)`;
+  ///   `ECANCELED` when the run is ending.
+  static func hardLink(
+    of existing: RelativeLocation, in folder: FolderHandle, namer: TemporaryNamer
+  ) throws(SystemError) -> TemporaryEntry {
+    try existing.withFolder { (fromFolder, fromName) throws(SystemError) in
+      try fromName.withCString { (cFrom) throws(SystemError) in
+        try make(in: folder, namer: namer) { folder, name in
+          linkat(fromFolder, cFrom, folder, name, 0)
+        }.0
+      }
+    }
+  }
+
+  /// Opens the temporary (a file), not following a link.
+  ///
+  /// - Throws: ``SystemError`` from `openat(2)`.
+  func open(flags: Int32) throws(SystemError) -> FileDescriptor {
+    let descriptor = try name.withCString { (cName) throws(SystemError) in
+      try retryingOnInterrupt {
+        openat(folder.descriptor, cName, flags | O_NOFOLLOW | O_CLOEXEC)
+      }
+    }
+    return FileDescriptor(owning: descriptor)
+  }
+
+  /// Renames the temporary to `finalName` in the same folder (`renameat2` on the folder's
+  /// descriptor). After `.replace` and `.noReplace` it is no longer a temporary; after
+  /// `.exchange` its name holds the entry that was at `finalName`, still to be removed.
+  ///
+  /// - Throws: ``SystemError`` from `renameat2(2)` (`EEXIST` with `.noReplace`).
+  func rename(to finalName: RawPath, _ mode: RelativeLocation.RenameMode) throws(SystemError) {
+    try location.rename(to: sibling(named: finalName), mode)
+    if mode != .exchange { temporaries.forget(number) }
+  }
+
+  /// Removes the temporary (a file or link, or an empty folder), relative to the folder it
+  /// was made in. One already gone counts as removed.
+  ///
+  /// - Throws: ``SystemError`` from `unlinkat(2)` (`ENOTEMPTY` for a folder with entries).
+  func remove() throws(SystemError) {
+    do throws(SystemError) {
+      do throws(SystemError) {
+        try location.removeEntry()
+      } catch  where error.code == EISDIR {
+        try location.removeEntry(folder: true)
+      }
+    } catch  where error.code == ENOENT {
+      // Gone already: what removing it was for.
+    }
+    temporaries.forget(number)
+  }
+
+  /// Removes the entry `name` of the open folder `folder`: a file or link, or else an empty
+  /// folder.
+  ///
+  /// - Returns: true when it was removed.
+  static func unlink(_ name: RawPath, in folder: Int32) -> Bool {
+    name.withCString { cName in
+      if unlinkat(folder, cName, 0) == 0 { return true }
+      guard errno == EISDIR else { return false }
+      return unlinkat(folder, cName, AT_REMOVEDIR) == 0
+    }
+  }
+}

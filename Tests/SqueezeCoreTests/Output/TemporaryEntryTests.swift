@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@testable import SqueezeCore
+
+@Suite struct TemporaryEntryTests {
+  /// The run's base folder, opened as the run opens it.
+  static func openBase(_ path: String) throws -> Int32 {
+    try FileDescriptor.open(RawPath(path), flags: O_RDONLY | O_DIRECTORY, symlinks: .always)
+      .release()
+  }
+
+  @Test func aTemporaryIsRemovedInTheFolderItWasMadeInAfterThatFolderMoved() throws {
+    let folder = TemporaryFolder("entry-moved")
+    try folder.makeFolder("d")
+    try folder.makeFolder("decoy")
+    let base = try Self.openBase(folder.path)
+    defer { close(base) }
+    let namer = TemporaryNamer()
+    let handle = try FolderHandle.folder(
+      of: RelativeLocation(base: base, directory: "d", name: "x.gz"))
+    let (entry, descriptor) = try TemporaryEntry.file(in: handle, namer: namer, permissions: 0o600)
+    close(descriptor)
+    #expect(rename(folder.url("d"), folder.url("moved")) == 0)
+    #expect(symlink(folder.url("decoy"), folder.url("d")) == 0)
+    #expect(TemporaryFolder.files(in: folder.url("moved")) == [entry.name.displayString])
+    #expect(namer.live.count == 1)
+    try entry.remove()
+    #expect(TemporaryFolder.files(in: folder.url("moved")).isEmpty)
+    #expect(namer.live.count == 0)
+  }
+
+  @Test func aRenameStaysInTheFolderItWasMadeInAndNeverFollowsALinkInItsPlace() throws {
+    let folder = TemporaryFolder("entry-rename")
+    try folder.makeFolder("d")
+    try folder.makeFolder("decoy")
+    let base = try Self.openBase(folder.path)
+    defer { close(base) }
+    let namer = TemporaryNamer()
+    let handle = try FolderHandle.folder(
+      of: RelativeLocation(base: base, directory: "d", name: "x.gz"))
+    let (entry, descriptor) = try TemporaryEntry.file(in: handle, namer: namer, permissions: 0o600)
+    close(descriptor)
+    #expect(rename(folder.url("d"), folder.url("moved")) == 0)
+    #expect(symlink(folder.url("decoy"), folder.url("d")) == 0)
+    try entry.rename(to: "x.gz", .noReplace)
+    #expect(TemporaryFolder.files(in: folder.url("moved")) == ["x.gz"])
+    #expect(TemporaryFolder.files(in: folder.url("decoy")).isEmpty)
+    #expect(namer.live.count == 0)
+  }
+
+  @Test func removingAllRemovesEveryKindAndRefusesNewTemporaries() throws {
+    let folder = TemporaryFolder("entry-all")
+    try folder.makeFolder("a")
+    try folder.makeFolder("b")
+    let base = try Self.openBase(folder.path)
+    defer { close(base) }
+    let namer = TemporaryNamer()
+    let a = try FolderHandle.folder(of: RelativeLocation(base: base, directory: "a", name: "n"))
+    let b = try FolderHandle.folder(of: RelativeLocation(base: base, directory: "b", name: "n"))
+    let (_, descriptor) = try TemporaryEntry.file(in: a, namer: namer, permissions: 0o600)
+    close(descriptor)
+    _ = try TemporaryEntry.symbolicLink(to: "/etc/passwd", in: b, namer: namer)
+    _ = try TemporaryEntry.directory(in: b, namer: namer, permissions: 0o700)
+    #expect(rename(folder.url("b"), folder.url("b-moved")) == 0)
+    #expect(namer.live.removeAll() == 3)
+    #expect(TemporaryFolder.files(in: folder.url("a")).isEmpty)
+    #expect(
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder.url("b-moved"))) ?? ["?"])
+        .isEmpty)
+    #expect(throws: SystemError(code: ECANCELED)) {
+      _ = try TemporaryEntry.directory(in: a, namer: namer, permissions: 0o700)
+    }
+    #expect(
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder.url("a"))) ?? ["?"]).isEmpty)
+  }
+}
