@@ -90,9 +90,7 @@ final class CompressionJob {
   /// How the source is cut into chunks.
   let layout: ChunkLayout
   /// The gzip header to write first.
-  let gzipHeader: GzipHeader
-  /// Its bytes (serial compression writes them straight into its output instead).
-  var header: [UInt8] { gzipHeader.encoded }
+  let header: [UInt8]
   /// The output being written.
   let output: TemporaryOutput
   /// The output's file system when it is known without asking (beside the source: the
@@ -107,7 +105,7 @@ final class CompressionJob {
   let context: JobContext
 
   private init(
-    source: SourceFile, layout: ChunkLayout, header: GzipHeader, output: TemporaryOutput,
+    source: SourceFile, layout: ChunkLayout, header: [UInt8], output: TemporaryOutput,
     outputDevice: UInt64?, context: JobContext, holdsOutput: Bool, storesOnly: Bool
   ) {
     self.outputDevice = outputDevice
@@ -117,7 +115,7 @@ final class CompressionJob {
     before = source.status
     self.source = source.location
     self.layout = layout
-    gzipHeader = header
+    self.header = header
     self.output = output
     self.context = context
   }
@@ -201,7 +199,7 @@ final class CompressionJob {
         layout: ChunkLayout(
           chunking: context.workspaces.chunking, length: source.status.size,
           dictionarySize: context.workspaces.engine.chunkDictionarySize),
-        header: header, output: output,
+        header: header.encoded, output: output,
         outputDevice: settings.knownOutputDevice(of: file, in: list),
         context: context, holdsOutput: holds, storesOnly: settings.stores(name)))
   }

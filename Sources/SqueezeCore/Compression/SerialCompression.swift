@@ -21,10 +21,8 @@ extension CompressionJob {
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
     let output = workspace.output
-    // The workspace keeps room for a header with the longest name (headerAndTrailerRoom).
-    guard var used = gzipHeader.write(into: output) else {
-      throw .cannotWriteOutput(outputDisplay, SystemError(code: ENOBUFS))
-    }
+    var used = header.count
+    header.withUnsafeBytes { output.copyMemory(from: $0) }
     var crc = CRC32()
     var bytesRead: Int64 = 0
     var reader = SequentialChunkReader(

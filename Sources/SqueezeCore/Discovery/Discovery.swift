@@ -394,14 +394,6 @@ struct Discovery {
     }
     let suffix = options.suffix.bytes
     let compressed = Set(scan.names.lazy.filter { $0.hasSuffix(suffix) })
-    // A folder with no compressed name has no output beside any file: no name to build.
-    if compressed.isEmpty {
-      for index in firstFile..<result.files.files.count {
-        result.files.files[index].outputListedBeside = false
-      }
-      for name in scan.compressedNames { skip(display.appending(name), .alreadyCompressed) }
-      return
-    }
     var outputs = Set<RawPath>()
     for index in firstFile..<result.files.files.count {
       let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
@@ -453,14 +445,12 @@ struct Discovery {
         modificationTime: status.modificationTime))
   }
 
-  /// Records a file to work on; `display` names it if the list is full (built only then: a
-  /// path made for every file cost an allocation each).
+  /// Records a file to work on; `display` names it if the list is full.
   private mutating func append(
-    file name: RawPath, status: FileStatus, directory: Int32,
-    display: @autoclosure () -> RawPath
+    file name: RawPath, status: FileStatus, directory: Int32, display: RawPath
   ) {
     guard let stored = result.files.store(name) else {
-      fail(display(), FileList.fullMessage)
+      fail(display, FileList.fullMessage)
       return
     }
     result.files.files.append(

@@ -120,58 +120,6 @@ struct GzipHeader: Sendable, Equatable {
     }
   }
 
-  /// The header's length in bytes: what ``encode(into:)`` appends.
-  var encodedLength: Int {
-    10 + (extra.map { $0.count + 2 } ?? 0) + (name.map { $0.count + 1 } ?? 0)
-      + (comment.map { $0.count + 1 } ?? 0)
-  }
-
-  /// Writes the header's bytes (those of ``encoded``) at the start of `output`, without
-  /// building an array: a small file's output starts this way.
-  ///
-  /// - Returns: the bytes written, ``encodedLength``, or nil when `output` is shorter.
-  func write(into output: UnsafeMutableRawBufferPointer) -> Int? {
-    guard output.count >= encodedLength else { return nil }
-    var flags: UInt8 = 0
-    if isText { flags |= Flag.text }
-    if extra != nil { flags |= Flag.extra }
-    if name != nil { flags |= Flag.name }
-    if comment != nil { flags |= Flag.comment }
-    var used = 0
-    func put(_ byte: UInt8) {
-      output[used] = byte
-      used += 1
-    }
-    func put(_ bytes: [UInt8]) {
-      UnsafeMutableRawBufferPointer(rebasing: output[used..<(used + bytes.count)])
-        .copyBytes(from: bytes)
-      used += bytes.count
-    }
-    put(GzipHeader.magic.0)
-    put(GzipHeader.magic.1)
-    put(GzipHeader.deflateMethod)
-    put(flags)
-    for shift in stride(from: 0, to: 32, by: 8) {
-      put(UInt8(truncatingIfNeeded: modificationTime >> UInt32(shift)))
-    }
-    put(extraFlags)
-    put(operatingSystem)
-    if let extra {
-      put(UInt8(extra.count & 0xFF))
-      put(UInt8(extra.count >> 8))
-      put(extra)
-    }
-    if let name {
-      put(name)
-      put(0)
-    }
-    if let comment {
-      put(comment)
-      put(0)
-    }
-    return used
-  }
-
   /// The header's bytes.
   var encoded: [UInt8] {
     var output: [UInt8] = []

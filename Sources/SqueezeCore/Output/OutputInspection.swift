@@ -85,18 +85,16 @@ enum OutputInspection {
     result.reserveCapacity(range.count)
     for index in range {
       let file = list.files[index]
-      // Checked before any name is built: most files of a run beside the sources end here.
+      guard !skipping.contains(index), let name = settings.plan.outputName(for: list.name(of: file))
+      else {
+        result.append(.absent)
+        continue
+      }
       if case .besideSources = settings.plan.destination, settings.operation != .test,
         !file.outputListedBeside
       {
         // Not there when the folder was listed; if it appears meanwhile, publishing (with
         // RENAME_NOREPLACE) finds it and judges it then.
-        result.append(.absent)
-        continue
-      }
-      guard skipping.isEmpty || !skipping.contains(index),
-        let name = settings.plan.outputName(for: list.name(of: file))
-      else {
         result.append(.absent)
         continue
       }

@@ -73,8 +73,6 @@ struct OutputPlan: Sendable {
   /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
   static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
     if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
-    // Every suffix gzip knows ends in z or Z: most names are ruled out by their last byte.
-    guard let last = name.bytes.last, last | 0x20 == UInt8(ascii: "z") else { return false }
     return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
   }
 

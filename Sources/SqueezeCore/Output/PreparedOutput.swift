@@ -1,39 +1,22 @@
 /// A finished temporary, ready to publish, and what to do once it is published.
-///
-/// A class: a file's output passes from its compression to the publisher's completion and
-/// on to the outcome, and a reference moves there with one retain where the fifteen or so
-/// paths and handles of a struct were retained and released at every step.
-final class PreparedOutput: Sendable {
+struct PreparedOutput: Sendable {
   /// What to hand the publisher.
-  let request: Publisher.Request
+  var request: Publisher.Request
   /// Source bytes read.
-  let bytesIn: Int64
+  var bytesIn: Int64
   /// Output bytes written.
-  let bytesOut: Int64
+  var bytesOut: Int64
   /// The output path, for messages.
-  let outputDisplay: MessagePath
+  var outputDisplay: MessagePath
   /// The source to remove once the output is durable (`--rm`), or nil.
-  let removal: Removal?
+  var removal: Removal?
   /// How to judge a file that appeared at the output path while this one was being written
   /// (another run on the same folder): compression checks whether it is an up-to-date
   /// output of the same source; nil when any such file is a conflict.
-  let recheck: Recheck?
+  var recheck: Recheck? = nil
   /// Set when a folder is in the way: the output stays under its temporary name, durable,
   /// until the folder can give way (and `removal` waits for that).
-  let held: HeldReplacement?
-
-  init(
-    request: Publisher.Request, bytesIn: Int64, bytesOut: Int64, outputDisplay: MessagePath,
-    removal: Removal?, recheck: Recheck? = nil, held: HeldReplacement? = nil
-  ) {
-    self.request = request
-    self.bytesIn = bytesIn
-    self.bytesOut = bytesOut
-    self.outputDisplay = outputDisplay
-    self.removal = removal
-    self.recheck = recheck
-    self.held = held
-  }
+  var held: HeldReplacement? = nil
 }
 
 /// What decides whether an output that appeared meanwhile is as good as this one.

@@ -63,24 +63,13 @@ final class Publisher: Sendable {
     case syncFolder = "cannot sync the folder of"
   }
 
-  /// A class: batches move these between threads by reference, one retain each, not a
-  /// copy of the request's paths and handles.
-  private final class Waiting: Sendable {
+  private struct Waiting {
     let request: Request
     /// Called once, on the publisher thread, with the outcome.
     let completion: @Sendable (Outcome) -> Void
 
     /// Frees the request's place in the queue (``Publisher/capacity``).
     let permits: DispatchSemaphore
-
-    init(
-      request: Request, completion: @escaping @Sendable (Outcome) -> Void,
-      permits: DispatchSemaphore
-    ) {
-      self.request = request
-      self.completion = completion
-      self.permits = permits
-    }
 
     func resume(returning outcome: Outcome) {
       completion(outcome)
@@ -269,33 +258,30 @@ final class Publisher: Sendable {
       }
       return
     }
-    // The batch's file systems, gathered without an intermediate array.
-    var devices = Set<UInt64>()
-    for waiting in batch { devices.insert(waiting.request.device) }
-    let failures = syncAll(devices: devices)
+    let failures = syncAll(devices: Set(batch.map(\.request.device)))
     // Requests whose new name must be on disk before they are reported (--rm) wait for a
     // second commit after all the renames.
     var renamedAwaitingSync: [Waiting] = []
     for waiting in batch {
-      // Most batches sync without a failure: skip the lookup (a hash per file) then.
-      if !failures.isEmpty, let error = failures[waiting.request.device] {
-        try? waiting.request.temporary.remove()
+      let request = waiting.request
+      if let error = failures[request.device] {
+        try? request.temporary.remove()
         waiting.resume(returning: .failed(step: .sync, error))
         continue
       }
-      if waiting.request.holdsTemporary {
+      if request.holdsTemporary {
         waiting.resume(returning: .published)
         continue
       }
       do {
-        try rename(waiting.request)
-        if waiting.request.syncsAfterRename {
+        try rename(request)
+        if request.syncsAfterRename {
           renamedAwaitingSync.append(waiting)
         } else {
           waiting.resume(returning: .published)
         }
       } catch {
-        try? waiting.request.temporary.remove()
+        try? request.temporary.remove()
         waiting.resume(returning: .failed(step: .rename, error))
       }
     }

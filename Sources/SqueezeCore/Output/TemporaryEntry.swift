@@ -77,9 +77,6 @@ final class FolderHandleCache: Sendable {
     var entriesAfterCleaning = 0
     /// The last handles opened, kept open for a while, oldest first.
     var recent: [FolderHandle] = []
-    /// The folder asked for last and its handle: files come folder by folder, so most asks
-    /// are answered here by comparing the folder's path, without hashing it.
-    var last: (key: Key, handle: FolderHandle)? = nil
   }
   private let state = Mutex(State())
 
@@ -95,13 +92,7 @@ final class FolderHandleCache: Sendable {
   func folder(of location: RelativeLocation) throws(SystemError) -> FolderHandle {
     if location.directory.isEmpty { return FolderHandle(borrowing: location.base) }
     let key = Key(base: location.base, directory: location.directory, symlinks: location.symlinks)
-    let found = state.withLock { state -> FolderHandle? in
-      if let last = state.last, last.key == key { return last.handle }
-      guard let open = state.entries[key]?.handle else { return nil }
-      state.last = (key, open)
-      return open
-    }
-    if let found { return found }
+    if let open = state.withLock({ $0.entries[key]?.handle }) { return open }
     let opened = try FolderHandle.folder(of: location)
     // Handles pushed out of `recent` are released after the lock, never inside it.
     var pushedOut: [FolderHandle] = []
@@ -112,7 +103,6 @@ final class FolderHandleCache: Sendable {
         state.entries = state.entries.filter { $0.value.handle != nil }
         state.entriesAfterCleaning = state.entries.count
       }
-      state.last = (key, opened)
       state.recent.append(opened)
       if state.recent.count > Self.keptOpen { pushedOut.append(state.recent.removeFirst()) }
       return opened

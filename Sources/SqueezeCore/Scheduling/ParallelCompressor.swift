@@ -326,9 +326,8 @@ actor ParallelCompressor {
   /// True when file `index` should be started; false for files dropped or failed before
   /// starting (recorded here).
   private nonisolated func admit(_ index: Int) async -> Bool {
-    // Most runs drop and pre-fail nothing: skip hashing the index then.
-    if !configuration.dropped.isEmpty && configuration.dropped.contains(index) { return false }
-    if !configuration.preFailed.isEmpty, let failure = configuration.preFailed[index] {
+    if configuration.dropped.contains(index) { return false }
+    if let failure = configuration.preFailed[index] {
       tracker.failedBeforeStart(
         id: index + 1, file: displayPath(of: index), error: failure.description)
       outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
@@ -425,12 +424,8 @@ actor ParallelCompressor {
     switch outcome {
     case .failed(let failure):
       task.fail(failure.description, file: self.displayPath(of: index))
-    case .done(let published):
-      if case .failed(let error)? = published.removal {
-        task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
-      } else {
-        task.finish()
-      }
+    case .done(_, _, _, .failed(let error)?, _):
+      task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
     default:
       task.finish()
     }
@@ -450,9 +445,8 @@ actor ParallelCompressor {
           SourceRemoval.remove($0, force: configuration.settings.force)
         } : nil
       return .done(
-        FileOutcome.Published(
-          bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
-          removal: removal, held: ready.held))
+        bytesIn: ready.bytesIn, bytesOut: ready.bytesOut, output: ready.outputDisplay,
+        removal: removal, held: ready.held)
     case .failed(.rename, let error) where error.code == EEXIST:
       // Another run (cron overlap) published this output first.
       if let recheck = ready.recheck, recheck.isUpToDate() {
@@ -517,11 +511,7 @@ actor ParallelCompressor {
     let verbose = configuration.verbose
     var path: RawPath { displayPath(of: index) }
     switch outcome {
-    case .done(let published):
-      let (bytesIn, bytesOut, output, removal, held) = (
-        published.bytesIn, published.bytesOut, published.output, published.removal,
-        published.held
-      )
+    case .done(let bytesIn, let bytesOut, let output, let removal, let held):
       if let held { results.held.append((index, held)) }
       results.done += 1
       results.bytesIn += bytesIn

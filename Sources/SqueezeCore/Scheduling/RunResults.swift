@@ -52,7 +52,9 @@ struct RunResults: Sendable {
 /// The outcome of one file, reported to `ParallelCompressor`.
 enum FileOutcome: Sendable {
   /// Written and published; what became of the source with `--rm`.
-  case done(Published)
+  case done(
+    bytesIn: Int64, bytesOut: Int64, output: MessagePath, removal: SourceRemoval.Result?,
+    held: HeldReplacement?)
   /// The existing output is current.
   case upToDate(bytes: Int64)
   /// The plan found the output current before the run: not part of the progress totals.
@@ -67,36 +69,8 @@ enum FileOutcome: Sendable {
   var isFailure: Bool {
     switch self {
     case .failed: true
-    case .done(let published):
-      if case .failed? = published.removal { true } else { false }
+    case .done(_, _, _, .failed?, _): true
     default: false
-    }
-  }
-
-  /// A published file: its figures, its output's path and what became of its source. A
-  /// class, so the outcome passes from the publisher's thread to the actor by reference, not
-  /// as a copy of its paths.
-  final class Published: Sendable {
-    /// Source bytes read.
-    let bytesIn: Int64
-    /// Output bytes written.
-    let bytesOut: Int64
-    /// The output path, for messages.
-    let output: MessagePath
-    /// What became of the source (`--rm`), or nil.
-    let removal: SourceRemoval.Result?
-    /// The replacement waiting for a folder to give way, or nil.
-    let held: HeldReplacement?
-
-    init(
-      bytesIn: Int64, bytesOut: Int64, output: MessagePath, removal: SourceRemoval.Result?,
-      held: HeldReplacement?
-    ) {
-      self.bytesIn = bytesIn
-      self.bytesOut = bytesOut
-      self.output = output
-      self.removal = removal
-      self.held = held
     }
   }
 }

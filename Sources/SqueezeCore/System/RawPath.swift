@@ -43,10 +43,7 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
   public func appending(_ component: RawPath) -> RawPath {
     if bytes.isEmpty { return component }
     if component.isEmpty { return self }
-    // One allocation of the joined length, not a copy and then a regrowth.
-    var result: [UInt8] = []
-    result.reserveCapacity(bytes.count + 1 + component.bytes.count)
-    result.append(contentsOf: bytes)
+    var result = bytes
     if result.last != UInt8(ascii: "/") { result.append(UInt8(ascii: "/")) }
     result.append(contentsOf: component.bytes)
     return RawPath(bytes: result)

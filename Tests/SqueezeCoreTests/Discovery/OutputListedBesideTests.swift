@@ -40,18 +40,4 @@ struct OutputListedBesideTests {
     let flags = Self.flags(of: "in", in: folder, wanted: .uncompressed)
     #expect(flags == ["a.txt": true, "b.txt": false])
   }
-
-  /// A folder with no name ending in the output suffix has no output beside any file, and its
-  /// other compressed names (`.tgz`, `.Z`) are still skipped as already compressed.
-  @Test func aFolderWithoutOutputsStillSkipsItsCompressedNames() throws {
-    let folder = TemporaryFolder("listed-no-outputs")
-    for name in ["a.txt", "b.tgz", "c.Z"] { try folder.write("in/\(name)", [1, 2, 3]) }
-    var options = DiscoveryOptions()
-    options.wanted = .uncompressed
-    let result = Discovery.run(
-      arguments: [RawPath(folder.url("in"))], options: options, bases: BaseDirectories(),
-      namer: TemporaryNamer())
-    #expect(result.skipCounts[.alreadyCompressed] == 2)
-    #expect(result.files.files.map(\.outputListedBeside) == [false])
-  }
 }

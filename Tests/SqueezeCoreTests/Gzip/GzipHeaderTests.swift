@@ -38,34 +38,6 @@ import Testing
     #expect(parsed == .header(header, length: bytes.count))
   }
 
-  /// Writing a header straight into a buffer gives the bytes of ``GzipHeader/encoded``, for
-  /// every optional field, and refuses a buffer one byte too short.
-  @Test func writesIntoABufferTheBytesItEncodes() throws {
-    var withEverything = GzipHeader(
-      name: Array("n".utf8), modificationTime: Timestamp(seconds: 7, nanoseconds: 0),
-      level: .fastest)
-    withEverything.extra = [7, 8, 9]
-    withEverything.comment = Array("comment".utf8)
-    withEverything.isText = true
-    for header in [
-      GzipHeader(
-        name: Array("a.txt".utf8),
-        modificationTime: Timestamp(seconds: 0x1234_5678, nanoseconds: 9),
-        level: .best),
-      GzipHeader(name: nil, modificationTime: nil, level: .default),
-      withEverything,
-    ] {
-      let expected = header.encoded
-      #expect(header.encodedLength == expected.count)
-      var buffer = [UInt8](repeating: 0xAA, count: expected.count + 3)
-      let written = buffer.withUnsafeMutableBytes { header.write(into: $0) }
-      #expect(written == expected.count)
-      #expect(Array(buffer.prefix(expected.count)) == expected)
-      var short = [UInt8](repeating: 0, count: expected.count - 1)
-      #expect(short.withUnsafeMutableBytes { header.write(into: $0) } == nil)
-    }
-  }
-
   @Test func parsesEveryOptionalField() {
     var bytes: [UInt8] = [0x1F, 0x8B, 8, 0x1F, 1, 0, 0, 0, 0, 3]
     bytes += [3, 0, 7, 8, 9]  // FEXTRA, 3 bytes
