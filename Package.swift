@@ -11,7 +11,8 @@
 //                    Swift module that makes system calls or imports CSystem; the others use
 //                    its typed wrappers (SqueezeEngines imports Glibc for `log2` alone)
 //   SqueezeEngines   deflate and inflate behind two protocols, with the zlib, libdeflate and
-//                    ISA-L adapters: the only module that imports the compression libraries
+//                    ISA-L adapters and the fast engine's level map: the only module that
+//                    imports the compression libraries
 //   SqueezeGzip      the gzip format (RFC 1952): header, trailer, compression levels, the
 //                    streaming decoder (the decoder's fuzz target builds against this module,
 //                    SqueezeEngines and SqueezeSystem alone)

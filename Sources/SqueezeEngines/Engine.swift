@@ -10,12 +10,15 @@
 /// Adding an engine: a case here, its adapters in a folder of this module, and its values
 /// in the `--engine` row of the option table.
 public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
-  /// libdeflate compresses (levels 1 to 12), ISA-L's streaming inflate restores. The
-  /// default: libdeflate deflates faster than zlib with output no larger, and ISA-L
+  /// ISA-L's deflate (levels 1 and 2, on chunks of 1 or 2 KiB and more) and libdeflate
+  /// (the rest, levels 1 to 12) compress; ISA-L's streaming inflate restores. The default:
+  /// libdeflate deflates faster than zlib with output no larger, ISA-L's lowest levels take
+  /// less CPU than libdeflate's while writing less than `gzip` at the same level, and ISA-L
   /// inflates faster than zlib (the Engines and levels article gives the measurements).
-  /// libdeflate has no preset dictionary, so the chunks of a big file are independent:
-  /// each one can also be decoded on its own, which is what makes parallel restores
-  /// possible.
+  /// Which library runs at which level is the fast engine's level map (`FastLevels`).
+  /// Neither library is given a preset dictionary, so the chunks of a big file are
+  /// independent: each one can also be decoded on its own, which is what makes parallel
+  /// restores possible.
   case fast
   /// zlib both ways (levels 1 to 9): the reference. Chunks are primed with the previous
   /// 32 KiB as dictionary and sync-flushed, as pigz does; the bytes are those squeeze has
@@ -26,8 +29,9 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
   public static let `default` = Engine.fast
 
   /// The compression levels the engine accepts: zlib 1 to 9 (zlib manual,
-  /// `deflateInit2`), libdeflate 1 to 12 (`libdeflate_alloc_compressor`; 10 to 12 are its
-  /// slow near-optimal parser).
+  /// `deflateInit2`); fast 1 to 12, libdeflate's (`libdeflate_alloc_compressor`; 10 to 12
+  /// are its slow near-optimal parser), of which ISA-L serves 1 and 2 on all but the
+  /// shortest chunks.
   public var levels: ClosedRange<Int> {
     switch self {
     case .fast: 1...12
@@ -56,7 +60,8 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
   }
 
   /// Bytes of the source before a chunk that prime its compression as a dictionary: 32 KiB
-  /// (the deflate window, RFC 1951) for zlib, 0 for libdeflate, which takes no dictionary.
+  /// (the deflate window, RFC 1951) for zlib; 0 for fast: libdeflate takes no dictionary,
+  /// and ISA-L is given none, so its chunks stay independent too.
   public var chunkDictionarySize: Int {
     switch self {
     case .fast: 0
@@ -64,10 +69,10 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// What the engine runs, for help texts: `libdeflate compresses, ISA-L restores`.
+  /// What the engine runs, for help texts: `libdeflate and ISA-L compress, ISA-L restores`.
   public var summary: String {
     switch self {
-    case .fast: "libdeflate compresses, ISA-L restores"
+    case .fast: "libdeflate and ISA-L (-1, -2) compress, ISA-L restores"
     case .zlib: "zlib both ways, pigz's layout"
     }
   }
@@ -75,10 +80,11 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
   /// The name `--engine` takes: `fast` or `zlib`.
   public var description: String { rawValue }
 
-  /// A new compressor at `level`, for one thread at a time.
+  /// A new compressor at `level`, for one thread at a time: zlib's, or for the fast engine
+  /// the libraries its level map (`FastLevels`) gives the level.
   ///
   /// - Parameter level: one of ``levels``.
-  /// - Throws: ``EngineError`` when the library cannot allocate its state, or the level is
+  /// - Throws: ``EngineError`` when a library cannot allocate its state, or the level is
   ///   outside ``levels``.
   public func makeDeflater(level: Int) throws(EngineError) -> any ChunkDeflater {
     guard levels.contains(level) else {
@@ -88,7 +94,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
       )
     }
     switch self {
-    case .fast: return try LibdeflateDeflater(level: level)
+    case .fast: return try FastLevels.makeDeflater(level: level)
     case .zlib: return try ZlibDeflater(level: level)
     }
   }

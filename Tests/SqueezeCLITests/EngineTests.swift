@@ -9,6 +9,34 @@ import Testing
 @Suite(.tags(.system), .systemTier) struct EngineTests {
   static let engines = ["fast", "zlib"]
 
+  /// An engine at a level, with or without `--rsyncable`: what a round trip compresses with.
+  struct Setting: Sendable, CustomTestStringConvertible {
+    var engine: String
+    var level: Int = 6
+    var rsyncable = false
+
+    /// The options that select it.
+    var arguments: [String] {
+      ["--engine", engine, "-\(level)"] + (rsyncable ? ["--rsyncable"] : [])
+    }
+    var testDescription: String { arguments.joined(separator: " ") }
+  }
+
+  /// Both engines at the default level, and the fast engine at the levels ISA-L's deflate
+  /// serves (1 and 2), with and without `--rsyncable`.
+  static let settings = [
+    Setting(engine: "fast"), Setting(engine: "zlib"), Setting(engine: "fast", level: 1),
+    Setting(engine: "fast", level: 1, rsyncable: true), Setting(engine: "fast", level: 2),
+    Setting(engine: "fast", level: 2, rsyncable: true),
+  ]
+
+  /// Files just under and at the lengths where the fast engine's levels 1 and 2 hand chunks
+  /// from libdeflate to ISA-L (1 KiB and 2 KiB).
+  static let isalThresholdFiles: [(name: String, bytes: [UInt8])] = [
+    ("text-1023", TestData.text(1023, seed: 61)), ("text-1024", TestData.text(1024, seed: 62)),
+    ("text-2047", TestData.text(2047, seed: 63)), ("text-2048", TestData.text(2048, seed: 64)),
+  ]
+
   /// The files of the round trips: empty, one byte, 3 MiB of random data, sizes around the
   /// engine's chunk size (one less, equal, one more, twice) and 10 MiB of text.
   static func fixture(chunkSize: Int) -> [(name: String, bytes: [UInt8])] {
@@ -44,13 +72,13 @@ import Testing
       .deletingLastPathComponent().appendingPathComponent(".build/venv/bin/rapidgzip").path
   }
 
-  @Test(arguments: engines)
-  func everyReaderRestoresEveryFile(engine: String) throws {
-    let folder = TemporaryFolder("readers-\(engine)")
-    let chunkSize = engine == "fast" ? 1 << 20 : 128 << 10
-    let files = Self.fixture(chunkSize: chunkSize)
+  @Test(arguments: settings)
+  func everyReaderRestoresEveryFile(setting: Setting) throws {
+    let folder = TemporaryFolder("readers-\(setting.engine)")
+    let chunkSize = setting.engine == "fast" ? 1 << 20 : 128 << 10
+    let files = Self.fixture(chunkSize: chunkSize) + Self.isalThresholdFiles
     for file in files { try folder.write("in/\(file.name)", file.bytes) }
-    let result = try SqueezeBinary.run(["--engine", engine, folder.url("in")])
+    let result = try SqueezeBinary.run(setting.arguments + [folder.url("in")])
     #expect(result.status == 0, "\(result.stderrText)")
     for file in files {
       let gz = folder.url("in/\(file.name).gz")
@@ -141,24 +169,28 @@ import Testing
     #expect(run.stdoutText.contains("libisal"), "ISA-L is Debian's shared library")
   }
 
-  @Test(arguments: engines)
-  func randomDataGrowsByLessThanATenthOfAPercent(engine: String) throws {
-    let folder = TemporaryFolder("random-\(engine)")
+  @Test(arguments: settings)
+  func randomDataGrowsByLessThanATenthOfAPercent(setting: Setting) throws {
+    let folder = TemporaryFolder("random-\(setting.engine)")
     let bytes = TestData.random(8 << 20, seed: 21)
     try folder.write("in/noise.bin", bytes)
-    #expect(try SqueezeBinary.run(["--engine", engine, folder.url("in")]).status == 0)
+    #expect(try SqueezeBinary.run(setting.arguments + [folder.url("in")]).status == 0)
     let size = try folder.read("in/noise.bin.gz").count
     #expect(Double(size) < Double(bytes.count) * 1.001, "\(size) bytes from \(bytes.count)")
   }
 
   /// A big file the fast engine wrote restores (`-d`) and tests (`-t`) on every core: the
-  /// task-state log's counters show more than one chunk decoding at once. A gzip-made file
-  /// of the same data restores too (serially: it has no chunks).
-  @Test func aBigFastFileRestoresOnEveryCore() throws {
+  /// task-state log's counters show more than one chunk decoding at once, for libdeflate's
+  /// chunks (level 6) as for ISA-L's (level 1). A gzip-made file of the same data restores
+  /// too (serially: it has no chunks).
+  @Test(arguments: [6, 1])
+  func aBigFastFileRestoresOnEveryCore(level: Int) throws {
     let folder = TemporaryFolder("parallel-restore")
     let bytes = TestData.text(24 << 20, seed: 31)
     try folder.write("in/big.txt", bytes)
-    #expect(try SqueezeBinary.run(["-o", folder.url("gz"), folder.url("in/big.txt")]).status == 0)
+    #expect(
+      try SqueezeBinary.run(["-\(level)", "-o", folder.url("gz"), folder.url("in/big.txt")])
+        .status == 0)
     try folder.write(
       "gzip/big.txt.gz", try Shell.run("/bin/gzip", ["-6", "-c"], input: bytes).stdout)
     for mode in ["-d", "-t"] {
@@ -211,10 +243,11 @@ import Testing
     #expect(peak > 0 && peak < 51_000, "bounded memory: \(peak) KB")
   }
 
-  /// Every isolation stage and every width writes the same bytes, with each engine.
-  @Test(arguments: engines)
-  func outputsAreIdenticalAcrossStagesAndJobs(engine: String) throws {
-    let folder = TemporaryFolder("stages-\(engine)")
+  /// Every isolation stage and every width writes the same bytes, with each engine, and at
+  /// the levels where ISA-L compresses.
+  @Test(arguments: settings.filter { !$0.rsyncable })
+  func outputsAreIdenticalAcrossStagesAndJobs(setting: Setting) throws {
+    let folder = TemporaryFolder("stages-\(setting.engine)")
     for index in 0..<12 {
       try folder.write(
         "in/small-\(index).txt", TestData.text(700 + index * 900, seed: UInt64(index)))
@@ -231,10 +264,11 @@ import Testing
       ("nonisolated", "5"), ("detached", "2"),
     ] {
       let out = folder.url("out-\(isolation)-\(jobs)")
-      let result = try SqueezeBinary.run([
-        "--engine", engine, "--isolation", isolation, "-j", jobs, "--block-size", "256K", "-o",
-        out, folder.url("in/"),
-      ])
+      let result = try SqueezeBinary.run(
+        setting.arguments + [
+          "--isolation", isolation, "-j", jobs, "--block-size", "256K", "-o", out,
+          folder.url("in/"),
+        ])
       #expect(result.status == 0, "\(isolation) -j \(jobs): \(result.stderrText)")
       let outputs = try ConcurrencyStagesTests.outputs(in: out)
       if let reference {

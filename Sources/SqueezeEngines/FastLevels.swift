@@ -1,0 +1,88 @@
+/// The fast engine's level map: which library compresses a chunk, at which of its own
+/// levels, for each squeeze level and chunk length.
+///
+/// The rule: at each level, the fastest library setting that writes no more bytes than
+/// `gzip` at the same level. ISA-L's deflate (`isal_deflate`) is the faster library wherever
+/// it runs, but it writes more than `gzip` at some levels and sizes, so it serves only these:
+///
+/// | squeeze level | chunks of at least | ISA-L level | shorter chunks |
+/// |---|---|---|---|
+/// | 1 (`--fast`) | 1 KiB | 1 | libdeflate -1 |
+/// | 2 | 2 KiB | 3 | libdeflate -2 |
+/// | 3 to 12 | (none) | | libdeflate at that level |
+///
+/// Below 1 KiB ISA-L's level 1 writes 0.2 to 0.6 % more than `gzip -1` (its dynamic
+/// Huffman header costs more on little data), and its level 3 writes more than `gzip -2`
+/// below 2 KiB; libdeflate takes those chunks at no measurable cost in speed. At level 3 and
+/// above ISA-L writes more than `gzip` at every size (its level 3 is 0.5 % over `gzip -3` on
+/// the benchmark's big file and tree), so libdeflate keeps them. The measurements are in
+/// SqueezeCore's engines and levels article (`EnginesAndLevels.md`).
+///
+/// The choice depends only on the level and the chunk's length, so a file's bytes are the
+/// same whatever `--jobs`, the isolation stage, `-c` or standard input.
+enum FastLevels {
+  /// ISA-L's part at squeeze `level`: its own level and the shortest chunk it compresses, or
+  /// nil when libdeflate compresses every chunk.
+  static func isal(forLevel level: Int) -> (isalLevel: Int, minimumChunkLength: Int)? {
+    switch level {
+    case 1: (isalLevel: 1, minimumChunkLength: 1 << 10)
+    case 2: (isalLevel: 3, minimumChunkLength: 2 << 10)
+    default: nil
+    }
+  }
+
+  /// The library that compresses a chunk of `chunkLength` bytes at squeeze `level`.
+  static func library(forLevel level: Int, chunkLength: Int) -> EngineError.Library {
+    guard let isal = isal(forLevel: level), chunkLength >= isal.minimumChunkLength else {
+      return .libdeflate
+    }
+    return .isal
+  }
+
+  /// A compressor for squeeze `level` (1 to 12): ISA-L and libdeflate split by chunk length
+  /// where the map gives ISA-L a part, libdeflate alone elsewhere.
+  ///
+  /// - Throws: ``EngineError`` when a library cannot allocate its state.
+  static func makeDeflater(level: Int) throws(EngineError) -> any ChunkDeflater {
+    let libdeflate = try LibdeflateDeflater(level: level)
+    guard let isal = isal(forLevel: level) else { return libdeflate }
+    return LengthSplitDeflater(
+      long: try ISALDeflater(level: isal.isalLevel), short: libdeflate,
+      minimumLongChunkLength: isal.minimumChunkLength)
+  }
+}
+
+/// Two compressors split by chunk length: chunks of at least ``minimumLongChunkLength``
+/// bytes go to one, shorter chunks to the other. Both keep the ``ChunkDeflater`` contract
+/// (independent chunks, the sync marker after every chunk but the last), so chunks of either
+/// join into one deflate stream.
+///
+/// Not thread-safe: one thread at a time.
+final class LengthSplitDeflater: ChunkDeflater {
+  /// Compresses chunks of at least ``minimumLongChunkLength`` bytes.
+  let long: any ChunkDeflater
+  /// Compresses shorter chunks.
+  let short: any ChunkDeflater
+  /// The shortest chunk ``long`` compresses, in bytes.
+  let minimumLongChunkLength: Int
+
+  init(long: any ChunkDeflater, short: any ChunkDeflater, minimumLongChunkLength: Int) {
+    self.long = long
+    self.short = short
+    self.minimumLongChunkLength = minimumLongChunkLength
+  }
+
+  /// The larger of the two bounds, so a buffer sized for a file's longest chunk holds any
+  /// of its chunks whichever compressor takes it.
+  func bound(chunkLength: Int) -> Int {
+    max(long.bound(chunkLength: chunkLength), short.bound(chunkLength: chunkLength))
+  }
+
+  func deflate(
+    chunk: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, isLast: Bool,
+    into output: UnsafeMutableRawBufferPointer
+  ) throws(EngineError) -> Int {
+    try (chunk.count >= minimumLongChunkLength ? long : short).deflate(
+      chunk: chunk, dictionary: dictionary, isLast: isLast, into: output)
+  }
+}

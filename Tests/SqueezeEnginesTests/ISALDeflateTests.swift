@@ -1,0 +1,152 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SqueezeEngines
+
+/// ISA-L's compressor behind the fast engine's levels 1 and 2: its chunks join into one
+/// deflate stream that zlib and ISA-L read, every chunk but the last ends with the sync
+/// marker on a block boundary, the level map sends each chunk to the library it names, and
+/// data that does not compress is stored.
+@Suite struct ISALDeflateTests {
+  /// The levels the map gives ISA-L a part of.
+  static let isalLevels = [1, 2]
+
+  /// Compresses `data` in one call with `deflater`.
+  static func deflateOnce(_ data: [UInt8], with deflater: any ChunkDeflater, isLast: Bool)
+    throws -> [UInt8]
+  {
+    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
+    let produced = try data.withUnsafeBytes { raw in
+      try output.withUnsafeMutableBytes { out in
+        try deflater.deflate(
+          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: isLast,
+          into: out)
+      }
+    }
+    return Array(output[..<produced])
+  }
+
+  @Test(
+    "ISA-L's chunks join into one deflate stream both inflaters read",
+    arguments: isalLevels,
+    [0, 1, 1023, 1024, 2047, 2048, 65_535, 65_536, 65_537, 300_000, 1_000_000])
+  func chunksJoinIntoOneStream(level: Int, size: Int) throws {
+    for data in [TestData.text(size, seed: UInt64(size)), TestData.random(size)] {
+      let stream = try deflateInChunks(data, engine: .fast, level: level, chunkSize: 65_536)
+      #expect(try zlibInflate(stream) == data)
+      let isal = try inflate(stream, with: try Engine.fast.makeInflater(), piece: 1 << 20)
+      #expect(isal.finished)
+      #expect(isal.data == data)
+    }
+  }
+
+  @Test("the level map gives ISA-L levels 1 and 2 from 1 KiB and 2 KiB, libdeflate the rest")
+  func theLevelMapIsTheDocumentedOne() {
+    #expect(FastLevels.library(forLevel: 1, chunkLength: 1023) == .libdeflate)
+    #expect(FastLevels.library(forLevel: 1, chunkLength: 1024) == .isal)
+    #expect(FastLevels.library(forLevel: 1, chunkLength: 1 << 20) == .isal)
+    #expect(FastLevels.library(forLevel: 2, chunkLength: 2047) == .libdeflate)
+    #expect(FastLevels.library(forLevel: 2, chunkLength: 2048) == .isal)
+    #expect(FastLevels.isal(forLevel: 1)?.isalLevel == 1)
+    #expect(FastLevels.isal(forLevel: 2)?.isalLevel == 3)
+    for level in 3...12 {
+      #expect(FastLevels.isal(forLevel: level) == nil, "level \(level)")
+      #expect(FastLevels.library(forLevel: level, chunkLength: 1 << 20) == .libdeflate)
+    }
+  }
+
+  /// The engine's compressor writes what the library the map names writes on its own: the
+  /// map is what runs, not only what is documented.
+  @Test(
+    "each chunk is compressed by the library the level map names",
+    arguments: [1, 2, 3, 6], [100, 1023, 1024, 2047, 2048, 70_000, 1 << 20])
+  func chunksGoWhereTheMapSays(level: Int, size: Int) throws {
+    let data = TestData.text(size, seed: 7)
+    let engine = try Engine.fast.makeDeflater(level: level)
+    for isLast in [true, false] {
+      let written = try Self.deflateOnce(data, with: engine, isLast: isLast)
+      let expected: [UInt8]
+      switch FastLevels.library(forLevel: level, chunkLength: size) {
+      case .isal:
+        let isalLevel = try #require(FastLevels.isal(forLevel: level)?.isalLevel)
+        expected = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
+      default:
+        expected = try Self.deflateOnce(
+          data, with: LibdeflateDeflater(level: level), isLast: isLast)
+      }
+      #expect(written == expected, "level \(level), \(size) bytes, isLast \(isLast)")
+    }
+  }
+
+  @Test(
+    "every ISA-L chunk but the last ends with the sync marker on a block boundary",
+    arguments: [1, 2, 3], [Engine.fast, .zlib])
+  func chunksEndWithTheSyncMarker(isalLevel: Int, reader: Engine) throws {
+    let data = TestData.text(250_000, seed: 3)
+    let chunk = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: false)
+    #expect(Array(chunk.suffix(4)) == SyncMarker.bytes)
+    let inflater = try reader.makeInflater()
+    let result = try inflate(chunk, with: inflater, piece: 1 << 20)
+    #expect(result.data == data)
+    #expect(!result.finished)
+    #expect(inflater.endsOnByteAlignedBlockBoundary)
+    // The last chunk ends the stream instead.
+    let last = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: true)
+    #expect(try zlibInflate(last) == data)
+  }
+
+  @Test("ISA-L's chunks are independent: each decodes alone, with no window")
+  func chunksAreIndependent() throws {
+    let data = TestData.text(400_000, seed: 8)
+    let deflater = try ISALDeflater(level: 1)
+    for start in stride(from: 0, to: data.count, by: 100_000) {
+      let piece = Array(data[start..<(start + 100_000)])
+      let chunk = try Self.deflateOnce(piece, with: deflater, isLast: false)
+      let result = try inflate(chunk, with: try Engine.fast.makeInflater(), piece: 1 << 20)
+      #expect(result.data == piece, "chunk at \(start)")
+    }
+  }
+
+  @Test(
+    "random data is stored: never more than 0.1 % larger", arguments: isalLevels,
+    [1_000, 50_000, 3 << 20])
+  func randomDataIsStored(level: Int, size: Int) throws {
+    let random = TestData.random(size, seed: UInt64(size))
+    let stream = try deflateInChunks(random, engine: .fast, level: level, chunkSize: 1 << 20)
+    #expect(try zlibInflate(stream) == random)
+    // Each chunk stored: 5 bytes per 65,535, and a sync marker after all but the last.
+    let stored = stride(from: 0, to: size, by: 1 << 20).map { start in
+      StoredBlocks.size(ofLength: min(1 << 20, size - start), isLast: start + (1 << 20) >= size)
+    }.reduce(0, +)
+    #expect(stream.count <= stored, "\(stream.count) bytes, stored \(stored)")
+    if size >= 1 << 20 {
+      #expect(Double(stream.count) < Double(size) * 1.001)
+    }
+  }
+
+  @Test("ISA-L levels outside 1 to 3 are refused")
+  func isalLevelsAreChecked() {
+    #expect(throws: EngineError.self) { _ = try ISALDeflater(level: 0) }
+    #expect(throws: EngineError.self) { _ = try ISALDeflater(level: 4) }
+  }
+
+  @Test("output that does not fit is an error, never an overrun")
+  func tooSmallAnOutputIsRefused() throws {
+    let data = TestData.random(100_000, seed: 4)
+    let deflater = try ISALDeflater(level: 1)
+    var output = [UInt8](repeating: 0, count: 50_000)
+    #expect(throws: EngineError.self) {
+      try data.withUnsafeBytes { raw in
+        try output.withUnsafeMutableBytes { out in
+          _ = try deflater.deflate(
+            chunk: UnsafeRawBufferPointer(rebasing: raw[..<60_000]),
+            dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: true, into: out)
+        }
+      }
+    }
+    // The compressor is still usable afterwards.
+    let text = TestData.text(100_000, seed: 5)
+    #expect(try zlibInflate(Self.deflateOnce(text, with: deflater, isLast: true)) == text)
+  }
+}
