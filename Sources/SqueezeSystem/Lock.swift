@@ -29,7 +29,11 @@
 /// from inside its own closure deadlocks (`Mutex` stops the process instead). Keep it as a
 /// `let` of a `Sendable` final class, and keep the closures short: a thread waiting for the
 /// lock is blocked, not suspended.
-package struct Lock<Value: ~Copyable>: ~Copyable {
+///
+/// It is `public`, not `package`: across modules a `package` `@inlinable` generic method was
+/// called unspecialized where the same method declared `public` was inlined into the caller,
+/// and every lock in the pipeline is taken from a module above this one.
+public struct Lock<Value: ~Copyable>: ~Copyable {
   #if SQUEEZE_TSAN_LOCKS
     /// The POSIX mutex, at a heap address that never changes.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -45,7 +49,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
   /// - Parameter initialValue: the value the lock starts with; it is sent into the lock, so
   ///   the caller keeps no other reference to it.
   @inlinable
-  package init(_ initialValue: consuming sending Value) {
+  public init(_ initialValue: consuming sending Value) {
     #if SQUEEZE_TSAN_LOCKS
       mutex = .allocate(capacity: 1)
       mutex.initialize(to: pthread_mutex_t())
@@ -80,7 +84,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
   /// - Returns: what `body` returned.
   /// - Throws: what `body` threw, unchanged.
   @inlinable @inline(__always)
-  package borrowing func withLock<Result: ~Copyable, E: Error>(
+  public borrowing func withLock<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result {
     #if SQUEEZE_TSAN_LOCKS

@@ -134,7 +134,6 @@ package final class MainActorHeartbeat: Sendable {
   /// Stops the thread, counts a beat still waiting as a lag of its own, and returns the
   /// report.
   package func stop() -> HangReport {
-    let now = MonotonicClock.now()
     let (hang, wasRunning) = state.withLock {
       state -> ((start: Double, lag: Double, severity: HangSeverity)?, Bool) in
       // The clock is read under the lock: a beat sent between a reading outside and the lock

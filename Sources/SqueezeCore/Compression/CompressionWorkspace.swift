@@ -1,6 +1,6 @@
-import SqueezeSystem
 import SqueezeEngines
 import SqueezeGzip
+import SqueezeSystem
 import Synchronization
 
 /// The compressor and the two buffers one chunk compression uses, reused from chunk to

@@ -27,7 +27,7 @@ enum ArchiveMarker {
     do throws(SystemError) {
       _ = try FileStatus.of(name, in: folder)
       return true
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return false
     }
   }

@@ -182,7 +182,7 @@ enum OutputInspection {
     let status: FileStatus
     do throws(SystemError) {
       status = try location.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return (.absent, false)
     } catch {
       // Could not be examined: as an output that cannot be read, it is replaced (making the
@@ -234,7 +234,7 @@ enum OutputInspection {
     let status: FileStatus
     do throws(SystemError) {
       status = try target.entryStatus()
-    } catch  where error.code == ENOENT {
+    } catch  where error == .noSuchFile {
       return .absent
     } catch {
       // Could not be examined: linking meets the error again and reports it, or, when it

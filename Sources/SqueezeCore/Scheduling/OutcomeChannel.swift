@@ -1,4 +1,5 @@
 import SqueezeSystem
+
 /// Carries finished files' outcomes to `ParallelCompressor` in batches.
 ///
 /// A file's outcome is decided on whichever thread finishes it: a compression task, or the
