@@ -9,7 +9,7 @@ public enum SqueezeCommand {
   /// command returns.
   ///
   /// Synchronous at first, so that standard descriptors closed by the caller are reserved
-  /// (``StandardDescriptors/reserve()``) before the concurrency runtime opens anything; the
+  /// (`StandardDescriptors/reserve()`) before the concurrency runtime opens anything; the
   /// command then runs as a main-actor task on the main dispatch queue, as an `async` main
   /// would.
   public static func start() -> Never {

@@ -1,5 +1,5 @@
 /// A compression level: 1 (fastest) through 12 (smallest output). Which levels an engine
-/// takes is the engine's (``Engine/levels``: zlib 1 to 9, libdeflate 1 to 12); the command
+/// takes is the engine's (`Engine/levels`: zlib 1 to 9, libdeflate 1 to 12); the command
 /// line checks a level against the engine once every option is read. 6 is the default of
 /// gzip, pigz, zlib and libdeflate.
 package struct CompressionLevel: Sendable, Hashable, CustomStringConvertible {

@@ -75,7 +75,7 @@ package struct GzipDecoder {
   /// with the CRC-32 and the length of the member's data so far, and then reads the rest
   /// of the file as a fresh decoder would (the trailer, further members, padding).
   ///
-  /// - Throws: ``EngineError`` when the inflater refuses the dictionary.
+  /// - Throws: `EngineError` when the inflater refuses the dictionary.
   package init(
     resuming resumption: Resumption, inflater: any RawInflater,
     output: UnsafeMutableRawBufferPointer, header: GzipHeader, headerLength: Int, crc: UInt32,

@@ -153,7 +153,13 @@ package struct FileStatus: Sendable, Hashable {
   /// A status of these values, the rest zero: what a listing recorded of a file, in the
   /// shape of a status.
   ///
-  /// - Parameter mode: type and permission bits (``regularFileType`` for a regular file).
+  /// - Parameters:
+  ///   - device: the device holding the file (`st_dev`).
+  ///   - inode: the inode number (`st_ino`).
+  ///   - mode: type and permission bits (``regularFileType`` for a regular file).
+  ///   - linkCount: the number of hard links (`st_nlink`).
+  ///   - size: the size in bytes (`st_size`).
+  ///   - modificationTime: the last modification (`st_mtim`).
   package init(
     device: UInt64, inode: UInt64, mode: UInt32, linkCount: UInt64, size: Int64,
     modificationTime: Timestamp

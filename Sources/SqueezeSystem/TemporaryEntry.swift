@@ -143,7 +143,7 @@ package final class LiveTemporaries: Sendable {
 
   /// Enters the temporary `name` in `folder`, before it is made.
   ///
-  /// - Returns: its number, for ``made(_:)`` and ``forget(_:)``.
+  /// - Returns: its number, for `made(_:)` and ``forget(_:)``.
   /// - Throws: ``SystemError`` `ECANCELED` once ``removeAll()`` has run: the run is ending.
   package func enter(_ name: RawPath, in folder: FolderHandle) throws(SystemError) -> UInt64 {
     let number = state.withLock { state -> UInt64? in
@@ -248,7 +248,10 @@ package struct TemporaryEntry: Sendable {
   /// Creates a new temporary file in `folder`, exclusively (`O_CREAT | O_EXCL`), open for
   /// writing.
   ///
-  /// - Parameter permissions: the mode to create it with (before the umask).
+  /// - Parameters:
+  ///   - folder: the folder to make it in.
+  ///   - namer: names it, and records it among the run's live temporaries.
+  ///   - permissions: the mode to create it with (before the umask).
   /// - Returns: the temporary and its open descriptor, which the caller owns and closes.
   /// - Throws: ``SystemError`` from `openat(2)`; `ECANCELED` when the run is ending.
   package static func file(

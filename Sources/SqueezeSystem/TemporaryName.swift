@@ -19,7 +19,7 @@ import Synchronization
 /// (a container sees other PIDs): there, a temporary is stale when no process has that PID
 /// and start time. A temporary of an earlier boot of this host is stale (a reboot ended its
 /// writer). Any other temporary (another host sharing the folder, another container) is
-/// stale only once it has not been written for ``abandonedAfter`` seconds: a live run writes
+/// stale only once it has not been written for `abandonedAfter` seconds: a live run writes
 /// its temporaries continuously and renames them within seconds of finishing them.
 package struct TemporaryNamer: Sendable {
   /// The fixed part: `.squeeze-<host>-<boot>-<pidns>-<pid>-<start>-`.
@@ -82,7 +82,7 @@ package struct TemporaryNamer: Sendable {
 
   /// True when `name` has exactly the shape of a squeeze temporary: `.squeeze-`, six
   /// non-empty fields of lowercase hexadecimal digits joined by `-`, `.tmp`, at most
-  /// ``maximumLength`` bytes. A file of the user's that merely starts with `.squeeze-` and
+  /// `maximumLength` bytes. A file of the user's that merely starts with `.squeeze-` and
   /// ends with `.tmp` (`.squeeze-notes.tmp`) is not one: it is compressed like any file and
   /// never removed as a stale temporary.
   package static func isTemporary(_ name: RawPath) -> Bool {

@@ -5,7 +5,7 @@
 /// Objects and arrays are opened and closed by hand (``beginObject()``, ``endArray()``, ...);
 /// whether the next value needs a comma is one flag, which is all nesting needs (after an
 /// opening bracket or a key, no comma; after any complete value, one). It writes through a
-/// ``JSONOutput``: a growing `[UInt8]`, or a fixed ``ByteWriter`` for the task log's hot path,
+/// ``JSONOutput``: a growing `[UInt8]`, or a fixed `ByteWriter` for the task log's hot path,
 /// which must allocate nothing. No `Foundation` and no `String` formatting on the way: the
 /// task log writes one object per task transition and must cost under 2 % of a run.
 ///

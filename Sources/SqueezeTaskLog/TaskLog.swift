@@ -23,7 +23,7 @@ package final class TaskLog: Sendable {
   private let descriptor: Int32
   /// The log's path, for messages.
   package let path: RawPath
-  /// The run's start on ``MonotonicClock``: `t` is measured from here.
+  /// The run's start on `MonotonicClock`: `t` is measured from here.
   package let startTime: Double
   /// Events formatted but not yet written.
   private let pending = Lock(Pending())
@@ -54,7 +54,7 @@ package final class TaskLog: Sendable {
   ///
   /// - Parameters:
   ///   - path: where the log goes.
-  ///   - startTime: the run's start on ``MonotonicClock``.
+  ///   - startTime: the run's start on `MonotonicClock`.
   ///   - force: replace a regular file that is not a task log, or a symbolic link (`-f`).
   /// - Throws: ``TaskLogOpenError`` naming why the log cannot go there.
   package init(path: RawPath, startTime: Double, force: Bool = false) throws(TaskLogOpenError) {

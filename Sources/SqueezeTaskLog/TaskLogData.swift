@@ -217,7 +217,7 @@ package struct TaskLogData: Sendable {
       case notANumber(key: String)
       /// A key that counts or names something holds a fraction.
       case notWhole(key: String, value: Double)
-      /// A number outside what the key can mean (``Limits``).
+      /// A number outside what the key can mean (`Limits`).
       case outOfRange(key: String, value: Double, range: ClosedRange<Double>)
 
       package var description: String {
@@ -352,7 +352,7 @@ package struct TaskLogData: Sendable {
   /// - Complexity: O(n) in the log's size (a 100,000-file log, ~600,000 lines, in about a
   ///   second here).
   /// - Throws: ``ReadError`` for a line that is not a JSON object (other than a cut-off last
-  ///   line), a number out of its range (``Limits``), or a log without a `start` event.
+  ///   line), a number out of its range (`Limits`), or a log without a `start` event.
   package static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
     var data = TaskLogData()
     var reading = Reading()
@@ -547,7 +547,7 @@ package struct TaskLogData: Sendable {
   }
 
   /// Statistics of the samples taken while work remained (some task alive or work running).
-  /// (The timeline's own figures come from the exact counts: ``TimelineModel``.)
+  /// (The timeline's own figures come from the exact counts: `TimelineModel`.)
   package var statistics: Statistics {
     let busy = samples.filter { $0.alive > 0 || $0.running > 0 }
     let count = Double(max(busy.count, 1))

@@ -3,7 +3,7 @@ import SqueezeSystem
 import Synchronization
 
 /// Samples the task-state counters, the main-actor lag and the state of every thread of the
-/// process (``ThreadStates``) into the task-state log at a fixed period (10 ms by default,
+/// process (`ThreadStates`) into the task-state log at a fixed period (10 ms by default,
 /// `--sample-interval`), from a thread of its own (`squeeze-sampler`): reading atomics never
 /// enters an actor, so sampling does not disturb what it measures. Each thread seen for the
 /// first time (or renamed) gets a `thread` event with its name. The same thread writes the

@@ -42,7 +42,7 @@ package enum TaskState: String, Sendable, CaseIterable, Codable {
 /// What a suspended task awaits: the `reason` of a `suspended` event (log schema 2).
 package enum SuspensionReason: String, Sendable, CaseIterable {
   /// A compression slot (`--jobs`): resumed through its continuation by
-  /// ``WorkSlots/release()``.
+  /// `WorkSlots/release()`.
   case slot
   /// Its output's publication (the sync and rename on the publisher's thread): ended by the
   /// publisher's completion handler, which runs exactly once on every path.
@@ -134,7 +134,7 @@ package struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
     return stateIndex | detail << 8
   }
 
-  /// Unpacks ``packed``.
+  /// Unpacks `packed`.
   package init(packed: UInt16) {
     let states = TaskState.allCases
     state = states[min(Int(packed & 0xFF), states.count - 1)]
@@ -150,7 +150,7 @@ package struct TaskPhase: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  /// A phase with every part given (``packed`` values unpacked, tests).
+  /// A phase with every part given (`packed` values unpacked, tests).
   package init(state: TaskState, executor: TaskExecutor?, reason: SuspensionReason?) {
     self.state = state
     self.executor = executor

@@ -156,7 +156,7 @@ package final class TaskTracker: Sendable {
 /// from 1). Every thread that touches the task moves it: its own code (running, suspended,
 /// enqueued on an actor), whoever resumes it (a slot released, a chunk ended: enqueued on the
 /// pool), and whoever ends it (the publisher's thread). The phase is one atomic, changed
-/// only through legal moves (``TaskPhase/canMove(to:)``).
+/// only through legal moves (`TaskPhase/canMove(to:)`).
 package final class TrackedTask: Sendable {
   /// The task's id: its file's index in the run, starting at 1.
   package let id: Int
@@ -249,7 +249,7 @@ package final class TrackedTask: Sendable {
   /// reader needs no earlier event to tell what failed.
   ///
   /// - Parameters:
-  ///   - error: the failure's message (``FileFailure``'s description); evaluated only when a
+  ///   - error: the failure's message (`FileFailure`'s description); evaluated only when a
   ///     log is written.
   ///   - file: the file, as displayed; evaluated only when a log is written.
   package func fail(
@@ -279,7 +279,7 @@ package final class TrackedTask: Sendable {
   }
 }
 
-/// One chunk of a big file (``ChunkLayout``), compressed or decoded as a child task of its
+/// One chunk of a big file (`ChunkLayout`), compressed or decoded as a child task of its
 /// file's task: enqueued when created (``TrackedTask/chunk(_:)``), running on a thread from
 /// ``start()`` to ``end(failed:)``. Chunks count in `running` and `enqueued`, not in
 /// `alive` or `total` (they are not files); the log has a `chunk` event for each change.

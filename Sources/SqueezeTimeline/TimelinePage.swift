@@ -6,13 +6,13 @@ import SqueezeTaskLog
 ///
 /// It shows what the SVG shows (``TimelineRenderer``): counts over time, main-actor lag,
 /// thread lanes, task lanes. Hovering any slice shows its file, state, duration and the
-/// task's story: the very text of the SVG's titles (``TimelineModel/story(of:)``), worked out
-/// here and carried in the data block (``Stories``), which the page only puts together; the
+/// task's story: the very text of the SVG's titles (`TimelineModel/story(of:)`), worked out
+/// here and carried in the data block (`Stories`), which the page only puts together; the
 /// mouse wheel with Ctrl (or over the tracks) zooms, a drag pans, the wheel scrolls the task
 /// lanes, `0` resets.
 ///
-/// Nothing from the log is markup: the data block is JSON written by ``JSONWriter`` with
-/// ``JSONWriter/Escaping/scriptElement`` (no `<`, `>` or `&` in it), the title is escaped,
+/// Nothing from the log is markup: the data block is JSON written by `JSONWriter` with
+/// `JSONWriter/Escaping/scriptElement` (no `<`, `>` or `&` in it), the title is escaped,
 /// and the script puts names on the page as text (`textContent`, the canvas).
 package struct TimelinePage {
   /// What the log shows.

@@ -14,12 +14,12 @@ import SqueezeTaskLog
 ///   its chunks while they run, a failure's mark, and its story in a `<title>` (a tooltip in
 ///   every browser).
 ///
-/// Big logs stay small: up to ``laneTaskLimit`` tasks get a lane each; beyond, tasks share
+/// Big logs stay small: up to `laneTaskLimit` tasks get a lane each; beyond, tasks share
 /// lanes one pixel row tall (binned to the pixel columns, each showing the most active state
-/// of its tasks), with a `<title>` per group of lanes; thread slices beyond ``sliceLimit`` are
+/// of its tasks), with a `<title>` per group of lanes; thread slices beyond `sliceLimit` are
 /// binned the same way. A log of 100,000 tasks draws in under 5 MB.
 ///
-/// Every label is in one monospace font (``TimelineFont``) and placed in a margin or between
+/// Every label is in one monospace font (`TimelineFont`) and placed in a margin or between
 /// tracks, never on a plot area (class `plot`), shortened with "…" where it would not fit.
 package struct TimelineRenderer {
   /// What the log shows.
@@ -785,7 +785,7 @@ package struct SVGBuilder {
     )
   }
 
-  /// A label in the timeline's monospace font (``TimelineFont``).
+  /// A label in the timeline's monospace font (`TimelineFont`).
   package mutating func label(
     _ text: String, x: Double, y: Double, size: Double, weight: String = "normal",
     fill: String = "#111", anchor: String = "start"

@@ -6,12 +6,12 @@ import Synchronization
 /// (`-d`) or test (`-t`) them in parallel.
 ///
 /// A run is five phases, each deciding one thing and handing it on, never changing what an
-/// earlier phase decided: ``prepare(_:)`` (signals, diagnostics, the output folder: can the
-/// run start at all?), ``discover(_:reporter:)`` (which entries are there: a ``FileList``),
-/// ``plan(_:list:reporter:)`` (what each one needs: a frozen ``RunPlan``, one disposition per
-/// file), ``execute(_:discovery:plan:reporter:)`` (doing it: stale temporaries, mirror folders, the files, links,
+/// earlier phase decided: `prepare(_:)` (signals, diagnostics, the output folder: can the
+/// run start at all?), `discover(_:reporter:)` (which entries are there: a `FileList`),
+/// `plan(_:list:reporter:)` (what each one needs: a frozen `RunPlan`, one disposition per
+/// file), `execute(_:discovery:plan:reporter:)` (doing it: stale temporaries, mirror folders, the files, links,
 /// hard links, deletions, folder metadata; it reports outcomes) and the report (summary,
-/// `--json`, exit status). Every message goes through the ``RunReporter``.
+/// `--json`, exit status). Every message goes through the `RunReporter`.
 package struct RunCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration

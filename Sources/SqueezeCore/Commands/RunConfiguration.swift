@@ -62,8 +62,8 @@ package struct Shard: Sendable, Equatable {
 /// execution and the report.
 ///
 /// What only the run itself finds out (the mirror's open folder, the task log's identity)
-/// is not here: it is applied where it is needed (``settings(mirrorBase:)``,
-/// ``discovery(excludingFolder:file:)``), without changing this value.
+/// is not here: it is applied where it is needed (`settings(mirrorBase:)`,
+/// `discovery(excludingFolder:file:)`), without changing this value.
 package struct RunConfiguration: Sendable {
   /// What the run does.
   package var mode: RunMode

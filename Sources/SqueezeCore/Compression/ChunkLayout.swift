@@ -5,7 +5,7 @@ import SqueezeEngines
 ///
 /// Where the chunks end is the ``Chunking`` rule's: every `size` bytes (chunk `k` covers
 /// `k·size ..< min((k+1)·size, length)`), or where the content says (`--rsyncable`). Each
-/// chunk is compressed on its own (``ChunkDeflater``): with the zlib engine primed with the
+/// chunk is compressed on its own (`ChunkDeflater`): with the zlib engine primed with the
 /// 32 KiB of the source right before it as dictionary, so matches still reach back across
 /// the cut (pigz's layout); with the fast engine independently. Every chunk but the last ends
 /// on a byte boundary with an empty stored block (the sync marker), the last ends the stream;

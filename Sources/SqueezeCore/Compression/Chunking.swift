@@ -41,9 +41,9 @@ package enum Chunking: Sendable, Equatable {
 /// insertion or deletion near the start of a big file changes only the output near it, and
 /// rsync (or any delta transfer) sends little more than the change.
 ///
-/// The rule (``ChunkBoundaryFinder`` implements it): after a chunk that ends at byte `b`,
+/// The rule (`ChunkBoundaryFinder` implements it): after a chunk that ends at byte `b`,
 /// the next one ends at the first `p` in `b + minimum ... b + maximum` where the gear hash of
-/// the 64 bytes before `p` has its top ``maskBits`` bits all zero, or at `b + maximum` when
+/// the 64 bytes before `p` has its top `maskBits` bits all zero, or at `b + maximum` when
 /// there is no such `p`, or at the end of the data. A hit depends on 64 bytes only, so after
 /// an edit the boundaries realign at the first hit past it (pigz `-R` hashes 19 bytes for the
 /// same reason: its design notes in `pigz.c`, "rsyncable constants"). The minimum keeps
@@ -57,7 +57,7 @@ package enum Chunking: Sendable, Equatable {
 /// chunks stay near its 1 MiB default; zlib's chunks carry the previous 32 KiB as a
 /// dictionary and can be smaller (what each choice cost in bytes: the Performance article,
 /// "Rsyncable outputs"). The maximum, 2T, stays within the restore's cap
-/// on a chunk decoded ahead (``ParallelCompressor/restoredChunkCap(chunkSize:)``, 4 × max(T,
+/// on a chunk decoded ahead (`ParallelCompressor/restoredChunkCap(chunkSize:)`, 4 × max(T,
 /// 1 MiB)), so rsyncable files restore chunk-parallel too; and an edit rewrites about one
 /// chunk (about T of source), which on a 50 MB text is under 5 % of its `.gz`.
 package struct RsyncableChunking: Sendable, Equatable {

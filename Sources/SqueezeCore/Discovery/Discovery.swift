@@ -34,19 +34,19 @@ package struct DiscoveryOptions: Sendable {
   /// Keep the path and reason of every skip (for `-v` and `--dry-run`), not just counts.
   package var recordsSkippedPaths = false
   /// Set the stale temporaries of killed runs met on the way aside for the run to remove
-  /// (``DiscoveryResult/staleTemporaries``), rather than skip them: discovery itself
+  /// (`DiscoveryResult/staleTemporaries`), rather than skip them: discovery itself
   /// removes nothing.
   package var findsStaleTemporaries = true
-  /// A mirror (`-o`): arguments map as rsync's (``ArgumentMapping``) and, unless links are
+  /// A mirror (`-o`): arguments map as rsync's (`ArgumentMapping`) and, unless links are
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
   package var mirrorsTree = false
-  /// Leave out the archive marker (``ArchiveMarker``) and the mirror's manifest
-  /// (``MirrorManifest``) at an argument's top: restores ignore them.
+  /// Leave out the archive marker (`ArchiveMarker`) and the mirror's manifest
+  /// (`MirrorManifest`) at an argument's top: restores ignore them.
   package var skipsArchiveMarker = false
-  /// The most bytes of names the list takes (``FileList/maximumNameBytes``; lower in tests).
+  /// The most bytes of names the list takes (`FileList/maximumNameBytes`; lower in tests).
   package var nameCapacity = FileList.maximumNameBytes
-  /// Threads that read an argument's folders at once (``ParallelListing``); 1 reads them one
+  /// Threads that read an argument's folders at once (`ParallelListing`); 1 reads them one
   /// after another. Links are never followed on several threads: which of two ways to the
   /// same file or folder is taken depends on the walk's order.
   package var listingThreads = 1

@@ -4,7 +4,7 @@ import SqueezeSystem
 /// Where each file's output goes and what it is called.
 ///
 /// Beside the sources, `dir/a.txt` becomes `dir/a.txt.gz` (and back with `-d`). With
-/// `-o OUT`, arguments map as rsync's and cp's (``ArgumentMapping``): `squeeze -o OUT a b/`
+/// `-o OUT`, arguments map as rsync's and cp's (`ArgumentMapping`): `squeeze -o OUT a b/`
 /// puts `a/x/y` at `OUT/a/x/y.gz` and `b/z` at `OUT/z.gz`; a file argument `c/f` lands at
 /// `OUT/f.gz`. Two sources that map to the same output are a per-file error for the later
 /// one.
@@ -13,7 +13,7 @@ package struct OutputPlan: Sendable {
   package enum Destination: Sendable, Equatable {
     /// In each source's own folder.
     case besideSources
-    /// Below a folder (`-o`): the index of its open descriptor in ``BaseDirectories``, and the
+    /// Below a folder (`-o`): the index of its open descriptor in `BaseDirectories`, and the
     /// path as the user gave it (for messages).
     case mirror(base: Int, path: RawPath)
   }
