@@ -98,7 +98,7 @@ public struct Lock<Value: ~Copyable>: ~Copyable {
 }
 
 #if SQUEEZE_TSAN_LOCKS
-  // @unchecked Sendable: the value is reached only through `withLock`, which holds the POSIX
+  // Safe to share between threads: the value is reached only through `withLock`, which holds the POSIX
   // mutex for the whole of `body`, and `withLock`'s `inout sending` parameter keeps `body`
   // from letting a reference to it escape; the two pointers never change after `init`. This
   // is the same reasoning, and the same conformance, as `Synchronization.Mutex`'s.
