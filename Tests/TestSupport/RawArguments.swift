@@ -58,7 +58,7 @@ extension Shell {
     }
     let output = FileHandle(fileDescriptor: outputPipe[0], closeOnDealloc: true)
     let error = FileHandle(fileDescriptor: errorPipe[0], closeOnDealloc: true)
-    let collected = RawCollected()
+    let collected = Collected()
     let group = DispatchGroup()
     for (handle, isError) in [(output, false), (error, true)] {
       group.enter()
@@ -87,23 +87,6 @@ extension Shell {
     public var code: Int32
     /// `posix_spawn: errno 2`.
     public var description: String { "\(step): errno \(code)" }
-  }
-
-  private final class RawCollected: @unchecked Sendable {
-    // @unchecked Sendable: both fields are only touched under `lock`.
-    private let lock = NSLock()
-    private var out: [UInt8] = []
-    private var err: [UInt8] = []
-    func store(_ bytes: [UInt8], isError: Bool) {
-      lock.lock()
-      defer { lock.unlock() }
-      if isError { err = bytes } else { out = bytes }
-    }
-    var values: ([UInt8], [UInt8]) {
-      lock.lock()
-      defer { lock.unlock() }
-      return (out, err)
-    }
   }
 }
 

@@ -90,7 +90,9 @@ public enum Shell {
     "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
   }
 
-  private final class Collected: @unchecked Sendable {
+  /// A child's standard output and error, gathered by two reading threads; shared by both
+  /// `run` functions.
+  final class Collected: @unchecked Sendable {
     // @unchecked Sendable: both fields are only touched under `lock`.
     private let lock = NSLock()
     private var out: [UInt8] = []
