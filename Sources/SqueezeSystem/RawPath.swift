@@ -169,8 +169,24 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
   public var description: String { displayString }
 
   /// Byte-wise order (as `LC_ALL=C sort`).
+  ///
+  /// Inlinable, as are `==` and `hash(into:)`, so that sorting and hashing paths in other
+  /// modules is specialized there instead of going through generic code for every comparison.
+  @inlinable
   public static func < (lhs: RawPath, rhs: RawPath) -> Bool {
     lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+  }
+
+  /// True when both paths have the same bytes.
+  @inlinable
+  public static func == (lhs: RawPath, rhs: RawPath) -> Bool {
+    lhs.bytes == rhs.bytes
+  }
+
+  /// Feeds the path's bytes to `hasher`.
+  @inlinable
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(bytes)
   }
 }
 
