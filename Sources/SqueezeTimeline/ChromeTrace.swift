@@ -22,7 +22,7 @@ import SqueezeTaskLog
 /// besides (`ph`, `name`, `pid`, `tid`, `ts`, `args`), so a strict reader needs no default:
 /// metadata events have `ts` 0 (they describe the whole trace); counters and
 /// process-scoped instants, which viewers draw on the process's own track, have
-/// ``runTrack`` as their `tid`; complete slices have `dur` and `cat`; instants have their
+/// `runTrack` (0) as their `tid`; complete slices have `dur` and `cat`; instants have their
 /// scope `s` (`t` on a task's track, `p` for the whole process) and `cat`.
 package struct ChromeTrace {
   /// What the log shows.
