@@ -122,7 +122,7 @@ enum OptionTable {
     OptionDefinition(
       group: .modes, short: "l", long: "list",
       help:
-        "Print compressed size, uncompressed size, ratio and name of each .gz file, and totals.",
+        "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals.",
       apply: { options, _, _ in options.mode = .list }),
   ]
 
@@ -352,7 +352,8 @@ enum OptionTable {
       apply: { options, _, _ in options.verbosity = .quiet }),
     OptionDefinition(
       group: .reporting, short: "v", long: "verbose",
-      help: "Print a line for each file and each skip, and the summary.",
+      help:
+        "Print a line for each file and each skip, and the summary with the main actor's worst lag and hangs.",
       apply: { options, _, _ in options.verbosity = .verbose }),
     OptionDefinition(
       group: .reporting, short: nil, long: "json",

@@ -17,6 +17,13 @@ import SqueezeTaskLog
 /// Times (`ts`, `dur`) are integer microseconds since the run started; `pid` and `tid` are
 /// integers. Each track's slices are in time order and never overlap, as the format's
 /// viewers expect.
+///
+/// Every event carries the fields the format lists for its kind, and the common ones
+/// besides (`ph`, `name`, `pid`, `tid`, `ts`, `args`), so a strict reader needs no default:
+/// metadata events have `ts` 0 (they describe the whole trace); counters and
+/// process-scoped instants, which viewers draw on the process's own track, have
+/// `runTrack` (0) as their `tid`; complete slices have `dur` and `cat`; instants have their
+/// scope `s` (`t` on a task's track, `p` for the whole process) and `cat`.
 package struct ChromeTrace {
   /// What the log shows.
   package let model: TimelineModel
@@ -30,6 +37,10 @@ package struct ChromeTrace {
   static let threadsProcess = 1
   /// The trace's process holding one track per task.
   static let tasksProcess = 2
+  /// The `tid` of the events that belong to the run as a whole, not to one thread: the
+  /// counters and the hang markers. No thread of squeeze has it (Linux gives no thread the
+  /// id 0), and nothing names it: viewers draw these events on the process's own track.
+  static let runTrack = 0
   /// Added to a thread id for the track of that thread's states.
   static let stateTrackOffset = 1 << 30
 
@@ -50,7 +61,8 @@ package struct ChromeTrace {
       line.beginObject()
       line.field("ph", literal: "M")
       line.field("pid", pid)
-      if let tid { line.field("tid", tid) }
+      line.field("tid", tid ?? Self.runTrack)
+      line.field("ts", 0)
       line.field("name", literal: name)
       line.key("args")
       line.beginObject()
@@ -63,7 +75,8 @@ package struct ChromeTrace {
         order.beginObject()
         order.field("ph", literal: "M")
         order.field("pid", pid)
-        if let tid { order.field("tid", tid) }
+        order.field("tid", tid ?? Self.runTrack)
+        order.field("ts", 0)
         order.field("name", literal: tid == nil ? "process_sort_index" : "thread_sort_index")
         order.key("args")
         order.beginObject()
@@ -88,24 +101,30 @@ package struct ChromeTrace {
       line.field("dur", duration)
       line.field("name", name)
       line.field("cat", literal: category)
-      if let task {
-        line.key("args")
-        line.beginObject()
-        line.field("task", String(task))
-        line.endObject()
-      }
+      line.key("args")
+      line.beginObject()
+      if let task { line.field("task", String(task)) }
+      line.endObject()
       line.endObject()
       events.append((ts, line.bytes))
     }
-    func instant(pid: Int, tid: Int?, ts: Int64, scope: StaticString, name: String) {
+    func instant(
+      pid: Int, tid: Int, ts: Int64, scope: StaticString, name: String, category: StaticString,
+      args: (inout JSONWriter<[UInt8]>) -> Void
+    ) {
       var line = JSONWriter()
       line.beginObject()
       line.field("ph", literal: "i")
       line.field("pid", pid)
-      if let tid { line.field("tid", tid) }
+      line.field("tid", tid)
       line.field("ts", ts)
       line.field("s", literal: scope)
       line.field("name", name)
+      line.field("cat", literal: category)
+      line.key("args")
+      line.beginObject()
+      args(&line)
+      line.endObject()
       line.endObject()
       events.append((ts, line.bytes))
     }
@@ -176,7 +195,8 @@ package struct ChromeTrace {
       if let last = task.transitions.last, last.state == .failed {
         instant(
           pid: Self.tasksProcess, tid: task.id, ts: Self.micros(last.time), scope: "t",
-          name: "failed: \(task.error ?? task.file)")
+          name: "failed: \(task.error ?? task.file)", category: "failure"
+        ) { $0.field("file", task.file) }
       }
     }
     // Counters: one event per change (changes in the same microsecond keep the last).
@@ -186,8 +206,10 @@ package struct ChromeTrace {
       line.beginObject()
       line.field("ph", literal: "C")
       line.field("pid", Self.threadsProcess)
+      line.field("tid", Self.runTrack)
       line.field("ts", ts)
       line.field("name", literal: "tasks")
+      line.field("cat", literal: "counter")
       line.key("args")
       line.beginObject()
       line.field("running", running)
@@ -208,8 +230,10 @@ package struct ChromeTrace {
       line.beginObject()
       line.field("ph", literal: "C")
       line.field("pid", Self.threadsProcess)
+      line.field("tid", Self.runTrack)
       line.field("ts", Self.micros(sample.time))
       line.field("name", literal: "main-actor lag (ms)")
+      line.field("cat", literal: "counter")
       line.key("args")
       line.beginObject()
       line.field("lag", sample.mainActorLagMilliseconds, decimals: 3)
@@ -219,10 +243,13 @@ package struct ChromeTrace {
     }
     for hang in data.hangs {
       instant(
-        pid: Self.threadsProcess, tid: nil, ts: Self.micros(hang.time), scope: "p",
+        pid: Self.threadsProcess, tid: Self.runTrack, ts: Self.micros(hang.time), scope: "p",
         name:
-          "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms"
-      )
+          "\(hang.isHang ? "hang" : "microhang") \(ByteFormat.fixed(hang.durationMilliseconds, 0)) ms",
+        category: "hang"
+      ) {
+        $0.field("lag_ms", hang.durationMilliseconds, decimals: 3)
+      }
     }
     // In time order (stable: a track's slices keep their order).
     let ordered = events.enumerated().sorted {

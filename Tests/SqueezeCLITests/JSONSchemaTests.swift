@@ -43,6 +43,41 @@ import Testing
     }
   }
 
+  /// "ratio" in `-l`'s table is gzip's: percent saved, header and trailer left out. The
+  /// JSON's `savedPercent` is that figure (and in a run's object, the summary line's
+  /// "% saved"); `ratio` keeps its schema-2 meaning, deprecated.
+  @Test func savedPercentIsTheListsRatioColumnAndTheSummarysSaving() throws {
+    let folder = TemporaryFolder("saved-percent")
+    try folder.write("in/a.txt", TestData.text(200_000, seed: 5))
+    try folder.write("in/b.txt", TestData.text(30_000, seed: 6))
+    let compress = try Self.object(["--json", folder.url("in")])
+    let bytesIn = try #require(Self.number(compress["bytesIn"]))
+    let bytesOut = try #require(Self.number(compress["bytesOut"]))
+    let saved = try #require(Self.number(compress["savedPercent"]))
+    #expect(abs(saved - (1 - bytesOut / bytesIn) * 100) < 0.006, "\(saved)")
+    let table = try SqueezeBinary.run(["-l", folder.url("in/a.txt.gz"), folder.url("in/b.txt.gz")])
+    try #require(table.status == 0, "\(table.stderrText)")
+    // The column: "  71.2% name"; the rows are the two files, then (totals).
+    let column = table.stdoutText.split(separator: "\n").dropFirst().map {
+      Double($0.split(separator: " ", omittingEmptySubsequences: true)[2].dropLast()) ?? .nan
+    }
+    let list = try Self.object([
+      "-l", "--json", folder.url("in/a.txt.gz"), folder.url("in/b.txt.gz"),
+    ])
+    let files = try #require(list["files"] as? [[String: Any]])
+    let totals = try #require(list["totals"] as? [String: Any])
+    let json =
+      files.map { Self.number($0["savedPercent"]) ?? .nan } + [
+        Self.number(totals["savedPercent"]) ?? .nan
+      ]
+    try #require(column.count == 3 && json.count == 3, "\(table.stdoutText)")
+    for (shown, given) in zip(column, json) {
+      #expect(abs(shown - given) <= 0.05, "column \(shown) %, JSON \(given)")
+    }
+    #expect(column[0] > 50, "text compresses: \(column)")
+    #expect(files[0]["ratio"] != nil, "the deprecated key is kept")
+  }
+
   @Test func nothingUncompressedGivesANullRatio() throws {
     let folder = TemporaryFolder("ratio-empty")
     try folder.write("in/empty", [])
@@ -51,6 +86,8 @@ import Testing
     let list = try Self.object(["-l", "--json", folder.url("in")])
     let files = try #require(list["files"] as? [[String: Any]])
     #expect(files[0]["ratio"] is NSNull)
+    #expect(files[0]["savedPercent"] is NSNull)
+    #expect(compress["savedPercent"] is NSNull)
     let dryRun = try Self.object(["--dry-run", "--json", folder.url("in")])
     #expect(dryRun["schema"] as? Int == 2)
   }

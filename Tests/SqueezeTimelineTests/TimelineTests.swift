@@ -441,42 +441,26 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(svg.contains("class=\"continuation\""), "continuation waits are marked")
   }
 
-  /// Checks the Trace Event Format's rules on a trace.
+  /// Checks the Trace Event Format's rules on a trace, each event by its kind
+  /// (``TraceEventRules``), and squeeze's own: on each track, times never go back and
+  /// slices never overlap.
   static func checkTraceRules(_ json: String) throws -> [[String: Any]] {
-    let object = try #require(
-      try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-    let events = try #require(object["traceEvents"] as? [[String: Any]])
-    let phases: Set<String> = ["X", "B", "E", "i", "I", "C", "M"]
+    let report = try TraceEventRules.check(json)
+    #expect(Array(report.problems.prefix(10)) == [], "\(report.problems.count) problems")
     var lastTime: [String: Int] = [:]
     var busyUntil: [String: Int] = [:]
-    var depth: [String: Int] = [:]
-    for event in events {
-      let ph = try #require(event["ph"] as? String)
-      #expect(phases.contains(ph), "ph \(ph)")
-      let pid = try #require(event["pid"] as? Int, "integer pid")
-      let tid = event["tid"].map { $0 as? Int }
-      if event["tid"] != nil { #expect(tid != nil, "integer tid") }
-      guard ph != "M" else { continue }
-      let ts = try #require(event["ts"] as? Int, "integer microseconds")
-      #expect(ts >= 0)
-      let track = "\(pid)/\(tid.map { "\($0 ?? -1)" } ?? "process")"
+    for event in report.events where event["ph"] as? String != "M" {
+      let (pid, tid) = (event["pid"] as? Int ?? -1, event["tid"] as? Int ?? -1)
+      let ts = event["ts"] as? Int ?? -1
+      let track = "\(pid)/\(tid)"
       #expect(ts >= lastTime[track, default: 0], "ts non-decreasing on \(track)")
       lastTime[track] = ts
-      switch ph {
-      case "X":
-        let duration = try #require(event["dur"] as? Int)
-        #expect(duration >= 0)
+      if event["ph"] as? String == "X", let duration = event["dur"] as? Int {
         #expect(ts >= busyUntil[track, default: 0], "no overlapping slices on \(track)")
         busyUntil[track] = ts + duration
-      case "B": depth[track, default: 0] += 1
-      case "E":
-        depth[track, default: 0] -= 1
-        #expect(depth[track, default: 0] >= 0, "E without B on \(track)")
-      default: break
       }
     }
-    #expect(depth.values.allSatisfy { $0 == 0 }, "balanced slices")
-    return events
+    return report.events
   }
 
   @Test func theChromeTraceFollowsTheFormatsRules() throws {

@@ -42,6 +42,9 @@ struct JSONSummary {
     }
   }
 
+  /// Deprecated (`ratio` in the object, kept for readers of schema 2; ``savedPercent`` is
+  /// the figure the word means in gzip's `-l` and in squeeze's own table).
+  ///
   /// Compressed bytes ÷ uncompressed bytes of the files done, whichever way the run went
   /// (`bytesOut / bytesIn` compressing, `bytesIn / bytesOut` restoring or testing), or nil
   /// when nothing uncompressed was there to measure.
@@ -50,6 +53,12 @@ struct JSONSummary {
       mode == .compress ? (results.bytesOut, results.bytesIn) : (results.bytesIn, results.bytesOut)
     return uncompressed > 0 ? Double(compressed) / Double(uncompressed) : nil
   }
+
+  /// The share of the uncompressed bytes saved, in percent (`(1 - ratio) × 100`): what the
+  /// summary line says as `72.0 % saved`, negative when the outputs are larger; nil when
+  /// nothing uncompressed was there to measure. `-l`'s column of the same meaning is
+  /// headed "ratio", as in gzip's `-l`, which is why ``ratio`` is deprecated.
+  var savedPercent: Double? { ratio.map { (1 - $0) * 100 } }
 
   /// `value` rounded to `decimals` decimals, as a number JSON prints without float noise
   /// (`0.4005`, `12`: a `Decimal` prints its digits exactly, without trailing zeros).
@@ -90,7 +99,8 @@ struct JSONSummary {
 
 extension JSONSummary: Encodable {
   private enum Key: String, CodingKey {
-    case mode, dryRun, interrupted, files, bytesIn, bytesOut, schema, ratio, wallSeconds
+    case mode, dryRun, interrupted, files, bytesIn, bytesOut, schema, ratio, savedPercent
+    case wallSeconds
     case cpuSeconds, jobs, cpus, affinityCPUs, cgroupQuotaCPUs, level, engine, blockSize
     case isolation, deletionsSkipped, hangs, microhangs, worstLagMs, plan
   }
@@ -109,6 +119,11 @@ extension JSONSummary: Encodable {
       try object.encode(try Self.rounded(ratio, 4), forKey: .ratio)
     } else {
       try object.encodeNil(forKey: .ratio)
+    }
+    if let savedPercent {
+      try object.encode(try Self.rounded(savedPercent, 2), forKey: .savedPercent)
+    } else {
+      try object.encodeNil(forKey: .savedPercent)
     }
     try object.encode(try Self.rounded(wallSeconds, 3), forKey: .wallSeconds)
     try object.encode(try Self.rounded(cpuSeconds, 3), forKey: .cpuSeconds)
@@ -171,7 +186,10 @@ extension JSONSummary: Encodable {
       var failures = object.nestedContainer(keyedBy: Key.self, forKey: Key("failed"))
       try failures.encode(failed.count, forKey: Key("count"))
       try failures.encode(failed, forKey: Key("list"))
-      if mode == .compress { try object.encode(results.grown, forKey: Key("grown")) }
+      if mode == .compress {
+        try object.encode(results.grown, forKey: Key("grown"))
+        try object.encode(results.stored.count, forKey: Key("stored"))
+      }
       if mode == .compress || mode == .decompress {
         try object.encode(results.removed, forKey: Key("removed"))
         try object.encode(results.keptHardLinked, forKey: Key("keptHardLinked"))

@@ -120,7 +120,9 @@ package struct ListCommand {
     path.bytes.contains(UInt8(ascii: "/")) ? path.parent.appending(name) : name
   }
 
-  /// gzip's ratio: the share of the uncompressed size saved, header and trailer left out.
+  /// gzip's ratio: the share of the uncompressed size saved, in percent, header and trailer
+  /// left out (gzip's manual, `--list`): the table's "ratio" column and the JSON's
+  /// `savedPercent`.
   static func ratio(compressed: Int64, uncompressed: Int64, overhead: Int64) -> Double {
     guard uncompressed > 0 else { return 0 }
     return Double(uncompressed - (compressed - overhead)) / Double(uncompressed) * 100
@@ -151,18 +153,25 @@ package struct ListCommand {
     return text
   }
 
-  /// The same as JSON: `{"schema":2,"files":[...],"totals":{...}}`, where `ratio` is, as in
-  /// every object squeeze prints, compressed ÷ uncompressed (the file's bytes over what it
-  /// decompresses to; null for nothing), not the table's percent saved.
+  /// The same as JSON: `{"schema":2,"files":[...],"totals":{...}}`, where `savedPercent` is
+  /// the table's "ratio" column (gzip's: percent saved, header and trailer left out) to two
+  /// decimals, and `ratio`, deprecated and kept for readers of schema 2, is as in every
+  /// object squeeze prints compressed ÷ uncompressed (the file's bytes over what it
+  /// decompresses to). Both are null for a file that decompresses to nothing.
   static func json(_ entries: [Entry]) -> String {
     var json = JSONWriter()
-    func members(_ compressed: Int64, _ uncompressed: Int64) {
+    func members(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) {
       json.field("compressed", compressed)
       json.field("uncompressed", uncompressed)
       if uncompressed > 0 {
         json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
+        json.field(
+          "savedPercent",
+          Self.ratio(compressed: compressed, uncompressed: uncompressed, overhead: overhead),
+          decimals: 2)
       } else {
         json.nullField("ratio")
+        json.nullField("savedPercent")
       }
     }
     json.beginObject()
@@ -171,7 +180,7 @@ package struct ListCommand {
     json.beginArray()
     for entry in entries {
       json.beginObject()
-      members(entry.compressed, entry.uncompressed)
+      members(entry.compressed, entry.uncompressed, entry.overhead)
       json.field("path", entry.path.displayString)
       json.field("name", entry.name.displayString)
       json.endObject()
@@ -180,7 +189,8 @@ package struct ListCommand {
     json.key("totals")
     json.beginObject()
     members(
-      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed })
+      entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
+      entries.reduce(0) { $0 + $1.overhead })
     json.endObject()
     json.endObject()
     json.lineBreak()

@@ -178,6 +178,7 @@ package struct RunCommand {
       isolation: configuration.isolation, jobs: configuration.jobs,
       cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,
       files: totals.files, bytes: totals.bytes, chunkSize: configuration.chunkSize)
+    environment.diagnostics.stallMainActorIfAsked()
     var results = await work(
       prepared, list: list, plan: plan, folders: folders, progress: progress)
     if results.interrupted {

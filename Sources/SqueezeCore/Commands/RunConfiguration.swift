@@ -144,6 +144,13 @@ package struct RunConfiguration: Sendable {
   var level: CompressionLevel { files.level }
   /// The engine that compresses and restores.
   var engine: Engine { files.engine }
+  /// True when the user asked to see how the run went inside (`--task-log`, an `--isolation`
+  /// other than the default `nonisolated`, or `-v`): only then does the summary line speak
+  /// of the main actor's lag and hangs. An everyday backup's summary keeps to files and
+  /// bytes; `--json` has the numbers either way.
+  var asksForDiagnostics: Bool {
+    taskLog != nil || isolation != .nonisolated || verbosity == .verbose
+  }
 
   /// The settings of every file once the mirror's folder is open as `mirrorBase` (-1: a
   /// dry run into a mirror that does not exist yet); ``files`` as they are beside the

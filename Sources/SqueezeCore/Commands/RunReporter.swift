@@ -67,7 +67,8 @@ final class RunReporter {
       style: verbosity == .quiet ? .none : configuration.progress, output: stderr,
       totals: totals, startTime: startTime,
       fileMessages: FileMessages(
-        list: list, operation: configuration.operation, verbosity: verbosity))
+        list: list, operation: configuration.operation, verbosity: verbosity,
+        storing: configuration.files))
   }
 
   /// The summary line and `--json` at the end of a run.
@@ -86,7 +87,7 @@ final class RunReporter {
     let summary = RunSummary(
       operation: configuration.operation, results: results, skipped: reported.skippedCount,
       discoveryFailures: reported.failures.count, wallSeconds: wallSeconds,
-      cpuSeconds: cpuSeconds, hangs: hangs)
+      cpuSeconds: cpuSeconds, hangs: hangs, showsMainActor: configuration.asksForDiagnostics)
     let showSummary =
       interrupted || verbosity == .verbose
       || (verbosity == .normal

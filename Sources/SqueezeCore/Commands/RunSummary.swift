@@ -4,10 +4,18 @@ import SqueezeTaskLog
 /// The end-of-run figures and the one-line summary.
 struct RunSummary: Sendable {
   /// The `-v` line of one compressed file: `a.txt: 17 B → 37 B, grew by 20 B`,
-  /// `b.txt: 1.00 MB → 300 kB, 70.0 % saved`, `c: 0 B → 20 B (empty)`.
-  static func compressedLine(_ path: RawPath, bytesIn: Int64, bytesOut: Int64) -> String {
+  /// `b.txt: 1.00 MB → 300 kB, 70.0 % saved`, `c: 0 B → 20 B (empty)`, and for a file
+  /// a mirror wrapped as stored blocks (`stored`), `d.gz: 1.00 kB → 1.03 kB, already
+  /// compressed, stored (+31 B)`.
+  static func compressedLine(
+    _ path: RawPath, bytesIn: Int64, bytesOut: Int64, stored: Bool = false
+  ) -> String {
     let sizes = "\(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut))"
     if bytesIn == 0 { return "\(path.displayString): \(sizes) (empty)" }
+    if stored {
+      let added = ByteFormat.format(max(0, bytesOut - bytesIn))
+      return "\(path.displayString): \(sizes), already compressed, stored (+\(added))"
+    }
     if bytesOut > bytesIn {
       return "\(path.displayString): \(sizes), grew by \(ByteFormat.format(bytesOut - bytesIn))"
     }
@@ -27,14 +35,26 @@ struct RunSummary: Sendable {
   var cpuSeconds: Double
   /// Main-actor hangs and the worst lag.
   var hangs: HangReport
+  /// Say the main actor's worst lag and hangs at the end of the line: only when the user
+  /// asked for diagnostics (``RunConfiguration/asksForDiagnostics``). The default mode
+  /// never runs work on the main actor, so in an everyday run a lag there says only that
+  /// the machine was busy, in words a backup's reader should not have to learn.
+  var showsMainActor = false
 
   /// Files that failed, in discovery and in the work together.
   var failed: Int { results.failed + discoveryFailures }
 
   /// `squeeze: 14 files compressed, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`,
-  /// then up-to-date, grown, removed, skipped and failed counts when not zero, and the main
-  /// actor's worst lag and hangs. A run that did nothing says `nothing compressed`, and one
-  /// whose files were all empty `2 empty files compressed`: no sizes or rate made of zeros.
+  /// then up-to-date, grown, stored, removed, skipped and failed counts when not zero, and
+  /// (when ``showsMainActor``) the main actor's worst lag and hangs. A run that did nothing
+  /// says `nothing compressed`, and one whose files were all empty
+  /// `2 empty files compressed`: no sizes or rate made of zeros.
+  ///
+  /// A mirror copies files that are already compressed (`x.gz`) into stored members, so
+  /// each comes out a few bytes larger than it went in (header, trailer and 5 bytes per
+  /// stored block of up to 65,535 bytes: RFC 1951 section 3.2.4). Those are said as
+  /// `1,984 already compressed, stored (+23 B each)`, never as `grew`, which is kept for
+  /// files deflate made larger.
   var line: String {
     var parts: [String] = []
     let verb: String =
@@ -66,7 +86,9 @@ struct RunSummary: Sendable {
       parts.append(
         "\(ByteFormat.format(Int64(saturating: Double(results.bytesIn) / wallSeconds)))/s")
     }
-    if results.grown > 0 { parts.append("\(ByteFormat.count(results.grown)) grew") }
+    let grewDeflated = results.grown - results.stored.grown
+    if grewDeflated > 0 { parts.append("\(ByteFormat.count(grewDeflated)) grew") }
+    if let stored = results.stored.phrase { parts.append(stored) }
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
     if results.removed > 0 {
       parts.append(
@@ -92,6 +114,7 @@ struct RunSummary: Sendable {
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted { parts.append("interrupted") }
     var line = "squeeze: " + parts.joined(separator: ", ")
+    guard showsMainActor else { return line }
     line += "; main actor: worst lag \(ByteFormat.milliseconds(hangs.worstLag))"
     if hangs.hangs > 0 { line += ", \(hangs.hangs) \(hangs.hangs == 1 ? "hang" : "hangs")" }
     if hangs.microhangs > 0 {

@@ -1,3 +1,4 @@
+import Foundation
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
@@ -49,6 +50,22 @@ final class RunDiagnostics: Sendable {
       interval: sampleInterval, counters: tracker.counters, heartbeat: heartbeat, log: log)
     self.sampler.withLock { $0 = sampler }
     sampler.start()
+  }
+
+  /// The environment variable of a test hook: `SQUEEZE_TEST_MAIN_ACTOR_STALL_MS=600` makes
+  /// the main actor lag on purpose, blocked for that many milliseconds (1 to 60,000) as the
+  /// work starts, so a test can see what the summary says after a hang without a loaded
+  /// machine. Not an option: nothing but a test has a reason to stall a run.
+  static let stallVariable = "SQUEEZE_TEST_MAIN_ACTOR_STALL_MS"
+
+  /// Blocks the caller (the main actor) for the milliseconds ``stallVariable`` asks, if any.
+  @MainActor
+  func stallMainActorIfAsked() {
+    guard let text = ProcessInfo.processInfo.environment[Self.stallVariable],
+      let milliseconds = Int(text), (1...60_000).contains(milliseconds)
+    else { return }
+    MonotonicClock.sleep(
+      untilNanoseconds: MonotonicClock.nanoseconds() + Int64(milliseconds) * 1_000_000)
   }
 
   /// Stops sampling and the heartbeat, writes the `end` event, and returns the hang report.

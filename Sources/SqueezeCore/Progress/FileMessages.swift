@@ -14,14 +14,18 @@ struct FileMessages {
   let operation: Operation
   /// How much is printed.
   let verbosity: Verbosity
+  /// Which files a mirror copies into stored members (``FileSettings/stores(_:)``), whose
+  /// `-v` line says so rather than "grew"; nil when none is.
+  let storing: FileSettings?
   /// Read-only file systems reported so far.
   private var readOnly = ReadOnlyFileSystems()
 
-  /// The messages of a run over `list`.
-  init(list: FileList, operation: Operation, verbosity: Verbosity) {
+  /// The messages of a run over `list`; `storing` says which files a mirror stores.
+  init(list: FileList, operation: Operation, verbosity: Verbosity, storing: FileSettings? = nil) {
     self.list = list
     self.operation = operation
     self.verbosity = verbosity
+    self.storing = storing.flatMap { $0.wrapsCompressedNames ? $0 : nil }
   }
 
   /// True when `outcome` can print a line at `verbosity`: the scheduler passes on only
@@ -48,7 +52,9 @@ struct FileMessages {
       if verbose {
         lines.append(
           operation == .compress
-            ? RunSummary.compressedLine(path, bytesIn: bytesIn, bytesOut: bytesOut)
+            ? RunSummary.compressedLine(
+              path, bytesIn: bytesIn, bytesOut: bytesOut,
+              stored: storing?.stores(list.name(of: list.files[index])) ?? false)
             : "\(path.displayString): \(ByteFormat.format(bytesIn)) → \(ByteFormat.format(bytesOut)) → \(output.path.displayString)"
         )
       }

@@ -533,6 +533,9 @@ actor ParallelCompressor {
       if work.settings.operation == .compress && bytesIn > 0 && bytesOut > bytesIn {
         results.grown += 1
       }
+      if work.settings.operation == .compress && isStored(index) {
+        results.stored.add(bytesIn: bytesIn, bytesOut: bytesOut)
+      }
       switch removal {
       case nil, .alreadyGone: break
       case .removed: results.removed += 1

@@ -13,8 +13,11 @@ struct RunResults: Sendable {
   /// Output bytes of the files done (uncompressed bytes for `-t`).
   var bytesOut: Int64 = 0
   /// Files whose output is larger than their (non-empty) source: incompressible or tiny
-  /// files, compressing. Counted in the summary and named under `-v`.
+  /// files, compressing, and the non-empty files a mirror stored (``stored``). Counted in
+  /// the summary (the stored ones apart) and named under `-v`.
   var grown = 0
+  /// Mirrors: files already compressed, copied into stored members rather than deflated.
+  var stored = StoredFiles()
   /// Source bytes of the up-to-date files.
   var bytesUpToDate: Int64 = 0
   /// Sources removed (`--rm`).
@@ -49,6 +52,39 @@ struct RunResults: Sendable {
 
   /// Files (and mirror entries) that failed.
   var failed: Int { failures.count + entryFailures.count + (deletionsSkipped ? 1 : 0) }
+}
+
+/// The files a mirror copied into stored members because they were already compressed
+/// (`x.gz` → `x.gz.gz`): each output is its source plus the gzip header and trailer and 5
+/// bytes per stored block (RFC 1951 section 3.2.4), which is expected, not a loss.
+struct StoredFiles: Sendable, Equatable {
+  /// Files stored.
+  var count = 0
+  /// Of those, the non-empty ones (also counted in ``RunResults/grown``).
+  var grown = 0
+  /// The fewest and most bytes one stored file's output added to its source.
+  var addedBytes: ClosedRange<Int64>? = nil
+
+  /// Counts a file of `bytesIn` bytes stored as `bytesOut` bytes.
+  mutating func add(bytesIn: Int64, bytesOut: Int64) {
+    count += 1
+    if bytesIn > 0 && bytesOut > bytesIn { grown += 1 }
+    let added = max(0, bytesOut - bytesIn)
+    addedBytes =
+      addedBytes.map { min($0.lowerBound, added)...max($0.upperBound, added) }
+      ?? added...added
+  }
+
+  /// `1,984 already compressed, stored (+23 B each)`, or with a range when the files added
+  /// different amounts (`+23 B to 1.05 kB each`); nil when nothing was stored.
+  var phrase: String? {
+    guard count > 0, let addedBytes else { return nil }
+    let added =
+      addedBytes.lowerBound == addedBytes.upperBound
+      ? ByteFormat.format(addedBytes.lowerBound)
+      : "\(ByteFormat.format(addedBytes.lowerBound)) to \(ByteFormat.format(addedBytes.upperBound))"
+    return "\(ByteFormat.count(count)) already compressed, stored (+\(added) each)"
+  }
 }
 
 /// The outcome of one file, reported to `ParallelCompressor`.

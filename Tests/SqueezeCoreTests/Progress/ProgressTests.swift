@@ -186,26 +186,67 @@ import Testing
   @Test func idleAndEmptyRunsSayWhatHappenedWithoutZeros() {
     #expect(
       Self.summary(.compress, done: 0, bytesIn: 0, bytesOut: 0, upToDate: 3).hasPrefix(
-        "squeeze: nothing compressed, 0.500 s, 3 up to date;"))
+        "squeeze: nothing compressed, 0.500 s, 3 up to date"))
     #expect(
       Self.summary(.compress, done: 1, bytesIn: 0, bytesOut: 20).hasPrefix(
-        "squeeze: 1 empty file compressed, 0.500 s;"))
+        "squeeze: 1 empty file compressed, 0.500 s"))
     #expect(
       Self.summary(.decompress, done: 2, bytesIn: 40, bytesOut: 0).hasPrefix(
-        "squeeze: 2 empty files decompressed, 0.500 s;"))
+        "squeeze: 2 empty files decompressed, 0.500 s"))
     #expect(
       Self.summary(.test, done: 0, bytesIn: 0, bytesOut: 0).hasPrefix(
-        "squeeze: nothing tested, 0.500 s;"))
+        "squeeze: nothing tested, 0.500 s"))
   }
 
   @Test func grownFilesAreCountedAndAGrownTotalIsNotANegativeSaving() {
     let line = Self.summary(.compress, done: 2, bytesIn: 100, bytesOut: 150, grown: 2)
     #expect(
       line.hasPrefix(
-        "squeeze: 2 files compressed, 100 B → 150 B (grew by 50 B), 0.500 s, 200 B/s, 2 grew;"))
+        "squeeze: 2 files compressed, 100 B → 150 B (grew by 50 B), 0.500 s, 200 B/s, 2 grew"))
     #expect(
       Self.summary(.compress, done: 1, bytesIn: 1000, bytesOut: 300).hasPrefix(
-        "squeeze: 1 file compressed, 1.00 kB → 300 B (70.0 % saved), 0.500 s, 2.00 kB/s;"))
+        "squeeze: 1 file compressed, 1.00 kB → 300 B (70.0 % saved), 0.500 s, 2.00 kB/s"))
+  }
+
+  @Test(arguments: [(label: "everyday", shows: false), (label: "diagnostics", shows: true)])
+  func theMainActorIsSpokenOfOnlyWhenDiagnosticsWereAskedFor(label: String, shows: Bool) {
+    var results = RunResults()
+    results.done = 1
+    results.bytesIn = 1000
+    results.bytesOut = 300
+    let line = RunSummary(
+      operation: .compress, results: results, skipped: 0, discoveryFailures: 0,
+      wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport(hangs: 1, microhangs: 2, worstLag: 0.6),
+      showsMainActor: shows
+    ).line
+    let tail = "; main actor: worst lag 600 ms, 1 hang, 2 microhangs"
+    #expect(line.hasSuffix(tail) == shows, "\(label): \(line)")
+    #expect(line.contains("hang") == shows, "\(label): \(line)")
+  }
+
+  @Test func storedFilesAreSaidApartFromFilesThatGrew() {
+    var results = RunResults()
+    results.done = 4
+    results.bytesIn = 200_000
+    results.bytesOut = 150_000
+    results.grown = 3
+    results.stored.add(bytesIn: 1000, bytesOut: 1023)
+    results.stored.add(bytesIn: 70_000, bytesOut: 70_028)
+    let line = RunSummary(
+      operation: .compress, results: results, skipped: 0, discoveryFailures: 0,
+      wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport()
+    ).line
+    #expect(
+      line.hasSuffix(", 1 grew, 2 already compressed, stored (+23 B to 28 B each)"), "\(line)")
+    var same = StoredFiles()
+    same.add(bytesIn: 10, bytesOut: 33)
+    same.add(bytesIn: 20, bytesOut: 43)
+    #expect(same.phrase == "2 already compressed, stored (+23 B each)")
+    #expect(same.grown == 2)
+    #expect(StoredFiles().phrase == nil)
+    #expect(
+      RunSummary.compressedLine("x.gz", bytesIn: 1000, bytesOut: 1023, stored: true)
+        == "x.gz: 1.00 kB → 1.02 kB, already compressed, stored (+23 B)")
   }
 
   @Test func verboseLinesNameGrownAndEmptyFiles() {
