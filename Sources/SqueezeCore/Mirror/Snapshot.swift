@@ -125,15 +125,21 @@ enum SnapshotMarker {
   }
 
   /// Removes the marker from the folder open as `folder` and syncs the folder: the
-  /// snapshot is finished. Called only once everything the run made is on disk.
+  /// snapshot is finished. Called only once everything the run made is on disk, after the
+  /// folder was given its source's times, which removing an entry changes: they are given
+  /// back.
   ///
-  /// - Throws: ``SystemError`` from `unlinkat(2)` (not `ENOENT`) or `fsync(2)`.
+  /// - Throws: ``SystemError`` from `fstat(2)`, `unlinkat(2)` (not `ENOENT`), `futimens(2)`
+  ///   or `fsync(2)`.
   static func remove(from folder: Int32) throws(SystemError) {
+    let times = try Descriptor.status(folder)
     do throws(SystemError) {
       try RelativeLocation(base: folder, directory: "", name: name).removeEntry()
     } catch  where error == .noSuchFile {
       return
     }
+    try Descriptor.setTimes(
+      folder, access: times.accessTime, modification: times.modificationTime)
     try Descriptor.sync(folder)
   }
 }
