@@ -236,11 +236,22 @@ enum SnapshotLinks {
   enum Outcome {
     /// The output is a hard link of the earlier snapshot's.
     case linked
-    /// The link could not be made (`EMLINK`: the earlier output has as many links as its
-    /// file system allows; `EXDEV`: the earlier snapshot is on another file system; or the
-    /// earlier output is no longer the one planned): the file is compressed instead.
+    /// The link could not be made for a reason of the earlier output (`EMLINK`: it has as
+    /// many links as its file system allows; `EXDEV`: the earlier snapshot is on another
+    /// file system; `EPERM`: the kernel refuses to link a file this user does not own
+    /// (`fs.protected_hardlinks`); `ENOENT`, or another file there now: it is no longer the
+    /// one planned): the file is compressed instead.
     case fallBack(SystemError?)
+    /// Making the link failed for a reason of the new snapshot (`EACCES`, `ENOSPC`, `EIO`,
+    /// the path taken meanwhile): the file fails, as writing its output would.
+    case failed(FileFailure)
   }
+
+  /// The `linkat(2)` errors that say the earlier output cannot be linked, but a new output
+  /// can still be written.
+  static let fallBackErrors: Set<SystemError> = [
+    .tooManyLinks, .crossDevice, .notPermitted, .noSuchFile,
+  ]
 
   /// Makes file `index`'s output a hard link of the earlier snapshot's output the plan
   /// chose (`linkat(2)` under the final name: it fails rather than replace anything), and
@@ -259,10 +270,15 @@ enum SnapshotLinks {
     earlier.base = bases.descriptor(settings.linkDestinations[source.destination].base)
     do throws(SystemError) {
       try earlier.hardLink(at: target)
-    } catch {
-      // Whatever stops the link (EMLINK, EXDEV, the earlier output gone, the new path
-      // taken), compressing the file meets the new path as it is and judges it.
+    } catch  where fallBackErrors.contains(error) {
       return .fallBack(error)
+    } catch  where error == .fileExists {
+      return .failed(
+        .outputAppeared(settings.plan.displayPath(named: outputName, of: file, in: list)))
+    } catch {
+      return .failed(
+        .cannotCreateOutput(settings.plan.displayPath(named: outputName, of: file, in: list), error)
+      )
     }
     guard let made = try? target.entryStatus(), FileIdentity(made) == source.identity else {
       // The earlier output was replaced since the plan looked at it: the name just made is

@@ -355,6 +355,11 @@ actor ParallelCompressor {
       case .fallBack(let error):
         outcomes.post(OutcomeChannel.Entry(file: index, outcome: .linkFellBack(error)))
         return true
+      case .failed(let failure):
+        tracker.failedBeforeStart(
+          id: index + 1, file: displayPath(of: index), error: failure.description)
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
+        return false
       }
     case .fails(let failure):
       tracker.failedBeforeStart(
