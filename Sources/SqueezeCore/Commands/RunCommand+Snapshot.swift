@@ -70,11 +70,12 @@ extension RunCommand {
   /// - Returns: the failure when the marker could not be removed.
   @MainActor
   func finishSnapshot(
-    mirror: Int32, output: RawPath, results: RunResults, otherFailures: Int
+    mirror: Int32, output: RawPath, results: RunResults, otherFailures: Int,
+    namer: TemporaryNamer
   ) -> DiscoveryFailure? {
     guard !results.interrupted, results.failed == 0, otherFailures == 0 else { return nil }
     do throws(SystemError) {
-      try SnapshotMarker.remove(from: mirror)
+      try SnapshotMarker.remove(from: mirror, namer: namer)
       return nil
     } catch {
       return DiscoveryFailure(

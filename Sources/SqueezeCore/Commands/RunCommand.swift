@@ -206,7 +206,8 @@ package struct RunCommand {
       if !prepared.settings.linkDestinations.isEmpty, let output = configuration.output,
         let failure = finishSnapshot(
           mirror: mirror.base, output: output, results: results,
-          otherFailures: walkErrors + plan.failures.count + unusable.count)
+          otherFailures: walkErrors + plan.failures.count + unusable.count,
+          namer: environment.namer)
       {
         results.entryFailures.append(failure)
         reporter.failed([failure])

@@ -129,18 +129,27 @@ enum SnapshotMarker {
   /// folder was given its source's times, which removing an entry changes: they are given
   /// back.
   ///
+  /// When giving the times back or syncing fails, the marker is left again: the snapshot
+  /// is not finished, and the next run resumes it (and sets the times) rather than refuse a
+  /// folder that looks finished and is not.
+  ///
   /// - Throws: ``SystemError`` from `fstat(2)`, `unlinkat(2)` (not `ENOENT`), `futimens(2)`
   ///   or `fsync(2)`.
-  static func remove(from folder: Int32) throws(SystemError) {
+  static func remove(from folder: Int32, namer: TemporaryNamer) throws(SystemError) {
     let times = try Descriptor.status(folder)
     do throws(SystemError) {
       try RelativeLocation(base: folder, directory: "", name: name).removeEntry()
     } catch  where error == .noSuchFile {
       return
     }
-    try Descriptor.setTimes(
-      folder, access: times.accessTime, modification: times.modificationTime)
-    try Descriptor.sync(folder)
+    do throws(SystemError) {
+      try Descriptor.setTimes(
+        folder, access: times.accessTime, modification: times.modificationTime)
+      try Descriptor.sync(folder)
+    } catch {
+      try? leave(in: folder, namer: namer)
+      throw error
+    }
   }
 }
 
