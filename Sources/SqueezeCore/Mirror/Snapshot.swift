@@ -251,8 +251,8 @@ enum SnapshotLinks {
     /// (`fs.protected_hardlinks`); `ENOENT`, or another file there now: it is no longer the
     /// one planned): the file is compressed instead.
     case fallBack(SystemError?)
-    /// Making the link failed for a reason of the new snapshot (`EACCES`, `ENOSPC`, `EIO`,
-    /// the path taken meanwhile): the file fails, as writing its output would.
+    /// Making the link failed for a reason of the new snapshot (`EACCES`, `ENOSPC`, `EIO`):
+    /// the file fails, as writing its output would.
     case failed(FileFailure)
   }
 
@@ -282,8 +282,9 @@ enum SnapshotLinks {
     } catch  where fallBackErrors.contains(error) {
       return .fallBack(error)
     } catch  where error == .fileExists {
-      return .failed(
-        .outputAppeared(settings.plan.displayPath(named: outputName, of: file, in: list)))
+      // Another run into the same snapshot (an overlapping cron job) made it meanwhile:
+      // compressing judges what is there now, as for any output that appeared.
+      return .fallBack(error)
     } catch {
       return .failed(
         .cannotCreateOutput(settings.plan.displayPath(named: outputName, of: file, in: list), error)
