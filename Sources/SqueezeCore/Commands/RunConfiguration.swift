@@ -107,7 +107,7 @@ package struct RunConfiguration: Sendable {
   /// own shard, nor with `--rm`).
   var linksHardLinks: Bool
   /// `--link-dest`: the earlier snapshots whose outputs of unchanged files a snapshot into
-  /// ``output`` hard-links, as given (a relative one is relative to ``output``).
+  /// the `-o` folder hard-links, as given (a relative one is relative to the `-o` folder).
   package var linkDestinations: [RawPath] = []
 
   /// A configuration of these values (the command line's resolution builds one).
