@@ -121,6 +121,15 @@ import Testing
       }
     }
     #expect(made == ["2026-11-22", "2026-11-27", "2026-11-28", "2026-11-29"])
+    // Stopped between squeeze's end and the rename: the finished night is renamed, not
+    // made again (squeeze would refuse a finished snapshot).
+    #expect(rename(folder.url("B/2026-11-29"), folder.url("B/.unfinished-2026-11-29")) == 0)
+    var again = environment
+    again["SNAPSHOT_DATE"] = "2026-11-29"
+    let renamed = try Shell.run(
+      "/bin/bash", [Self.script, folder.url("S/"), backup], environment: again)
+    #expect(renamed.status == 0, "\(renamed.stderrText)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: backup).sorted() == made)
     for name in made {
       let restore = folder.url("R-\(name)")
       let restored = try SqueezeBinary.run(["-d", "-o", restore, folder.url("B/\(name)/")])

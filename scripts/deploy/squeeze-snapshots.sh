@@ -87,7 +87,13 @@ arguments=(-q -o "$work")
 # Relative to the -o folder, as rsync's --link-dest: ../<latest> is BACKUP/<latest>.
 [[ -n $latest ]] && arguments+=(--link-dest "../$latest")
 status=0
-"$squeeze" "${arguments[@]}" "$source" || status=$?
+if [[ -d $work && ! -e $work/.squeeze-snapshot && -n $(ls -A -- "$work") ]]; then
+  # squeeze finished it (it removes its marker last, and only then), and this script was
+  # stopped before the rename: running squeeze again would refuse a finished snapshot.
+  :
+else
+  "$squeeze" "${arguments[@]}" "$source" || status=$?
+fi
 if [[ $status -ne 0 ]]; then
   echo "squeeze-snapshots: tonight's snapshot ($tonight) failed with status $status;" \
     "${latest:-no snapshot} stays the newest, nothing was removed" >&2
