@@ -159,6 +159,7 @@ enum CommandLineParser {
     }
     if options.json && options.toStandardOutput { return .conflict("--json", "--stdout") }
     if let conflict = deleteConflict(in: options) { return conflict }
+    if let conflict = linkDestinationConflict(in: options) { return conflict }
     // The task log follows the scheduler's tasks: streams, listings and dry runs have none.
     if options.taskLog != nil {
       if options.toStandardOutput { return .conflict("--task-log", "--stdout") }
@@ -206,6 +207,22 @@ enum CommandLineParser {
     if options.shard != nil { return .conflict("--delete", "--shard") }
     if options.headerNameAndTime == false { return .conflict("--delete", "--no-name") }
     if options.output == nil { return .requires("--delete", "--output") }
+    return nil
+  }
+
+  /// `--link-dest` makes a snapshot of files being compressed into a folder, and nothing
+  /// else: `-n` outputs carry no name, so no output could be judged unchanged; `--rm` would
+  /// make the snapshot the only copy; shards write one folder from several runs.
+  static func linkDestinationConflict(in options: Options) -> UsageError? {
+    guard !options.linkDestinations.isEmpty else { return nil }
+    if options.mode == .decompress { return .conflict("--link-dest", "--decompress") }
+    if options.mode == .test { return .conflict("--link-dest", "--test") }
+    if options.mode == .list { return .conflict("--link-dest", "--list") }
+    if options.toStandardOutput { return .conflict("--link-dest", "--stdout") }
+    if options.removeSources { return .conflict("--link-dest", "--rm") }
+    if options.shard != nil { return .conflict("--link-dest", "--shard") }
+    if options.headerNameAndTime == false { return .conflict("--link-dest", "--no-name") }
+    if options.output == nil { return .requires("--link-dest", "--output") }
     return nil
   }
 

@@ -172,6 +172,17 @@ enum OptionTable {
         "With --output: remove what squeeze made in the mirror whose source is gone (outputs, known by their header; links and folders, listed in its .squeeze-manifest), once the new outputs are on disk; nothing anyone else put there, nothing after a walk error.",
       apply: { options, _, _ in options.deletes = true }),
     OptionDefinition(
+      group: .output, short: nil, long: "link-dest", valueLabel: "dir",
+      help:
+        "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed.",
+      repeats: true, completion: .folders,
+      apply: { options, value, spelling throws(UsageError) in
+        guard !value.isEmpty else {
+          throw .invalidValue(value.shown, option: spelling, reason: "expected a folder")
+        }
+        options.linkDestinations.append(value.path)
+      }),
+    OptionDefinition(
       group: .output, short: nil, long: "dry-run",
       help: "Print what would be compressed, skipped and removed; change nothing.",
       apply: { options, _, _ in options.dryRun = true }),

@@ -41,6 +41,9 @@ struct Options: Sendable, Equatable {
   var removeSources = false
   /// `--delete`: with `-o`, prune the mirror of entries whose source is gone.
   var deletes = false
+  /// `--link-dest`: earlier snapshots, in the order given, whose unchanged outputs the new
+  /// snapshot (`-o`) hard-links instead of compressing again.
+  var linkDestinations: [RawPath] = []
   /// `--include` patterns (repeatable): when any is given, only files matching one are taken.
   var includes: [String] = []
   /// `--exclude` patterns (repeatable): matching files and folders are left out.

@@ -65,6 +65,7 @@ extension RunConfiguration {
       dryRun: options.dryRun, taskLog: options.taskLog, sampleInterval: options.sampleInterval,
       files: files, selection: selection,
       linksHardLinks: options.shard == nil && !options.removeSources)
+    linkDestinations = options.linkDestinations
   }
 
   /// The `--include`, `--exclude`, `--older-than` and `--shard` selection, `--older-than`

@@ -55,6 +55,12 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
   /// Invalid cross-device link: a rename or link between two file systems.
   /// The corresponding C error is `EXDEV`.
   package static let crossDevice = SystemError(code: EXDEV)
+  /// Too many links: the file has as many names as its file system allows. The
+  /// corresponding C error is `EMLINK`.
+  package static let tooManyLinks = SystemError(code: EMLINK)
+  /// Operation not permitted (`linkat(2)` of a file the caller does not own under
+  /// `fs.protected_hardlinks`, for one). The corresponding C error is `EPERM`.
+  package static let notPermitted = SystemError(code: EPERM)
   /// Operation canceled: the run is ending. The corresponding C error is `ECANCELED`.
   package static let canceled = SystemError(code: ECANCELED)
   /// Interrupted system call: a signal arrived. The corresponding C error is `EINTR`.

@@ -538,4 +538,42 @@ extension FaultInjectionTests {
         && run.result.stderrText.contains("(errno "), "\(run.result.stderrText)")
     #expect(try SystemGzip.decompress(folder.url("M/a.log.gz")) == bytes, "the only copy")
   }
+
+  /// The last calls of a snapshot run give the `-o` folder its times back after its marker
+  /// of an unfinished snapshot is removed, and sync it. The sweep's link-dest mode found that
+  /// when either failed, the run failed (status 1) but the folder looked finished, and the
+  /// next run refused it instead of resuming it.
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: ["utimens", "sync"])
+  func aSnapshotWhoseLastCallsFailIsResumedByTheNextRun(kind: String) throws {
+    let folder = TemporaryFolder("fault-snapshot")
+    try folder.write("S/a.txt", TestData.text(3_000, seed: 1))
+    try folder.write("S/b.txt", TestData.text(4_000, seed: 2))
+    let first = try SqueezeBinary.run(["-q", "-o", "N1", "S/"], currentDirectory: folder.path)
+    try #require(first.status == 0, "\(first.stderrText)")
+    try folder.write("S/b.txt", TestData.text(4_100, seed: 3))
+    let source = TreeSnapshot(folder.url("S"))
+    let counting = try FaultShim.run(
+      ["-q", "-o", "count", "--link-dest", "../N1", "S/"], in: folder, failing: nil)
+    try #require(counting.result.status == 0, "\(counting.result.stderrText)")
+    let last = Int(try #require(counting.counts[kind]))
+    let run = try FaultShim.run(
+      ["-q", "-o", "N2", "--link-dest", "../N1", "S/"], in: folder,
+      failing: FaultShim.Fault(kind: kind, at: last, errno: "EIO"))
+    #expect(run.fired)
+    #expect(run.result.status == 1, "\(run.result.stderrText)")
+    #expect(
+      FileManager.default.fileExists(atPath: folder.url("N2/.squeeze-snapshot")),
+      "still unfinished")
+    let again = try SqueezeBinary.run(
+      ["-q", "-o", "N2", "--link-dest", "../N1", "S/"], currentDirectory: folder.path)
+    #expect(again.status == 0, "resumed: \(again.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("N2/.squeeze-snapshot")))
+    let restored = try SqueezeBinary.run(
+      ["-q", "-d", "-o", "R", "N2/"], currentDirectory: folder.path)
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    let differences = source.differences(from: TreeSnapshot(folder.url("R")))
+    #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+  }
 }

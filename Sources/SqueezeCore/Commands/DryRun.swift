@@ -19,6 +19,8 @@ struct DryRun {
     var failing = 0
     /// Sources that would be removed (`--rm`).
     var removing = 0
+    /// Files whose output would be a hard link of an earlier snapshot's (`--link-dest`).
+    var linked = 0
   }
 
   /// One line of the plan: what would happen to one path.
@@ -46,6 +48,9 @@ struct DryRun {
       case hardLink
       /// A mirror entry would be deleted (`--delete`).
       case delete
+      /// The file's output at ``Step/output`` would be a hard link of an earlier snapshot's
+      /// output (``Step/cause``: `--link-dest`).
+      case linkFromSnapshot
     }
     /// What would be done.
     var action: Action
@@ -73,6 +78,9 @@ struct DryRun {
       case .hardLink:
         return "would hard-link: \(source) → \(output?.displayString ?? "") (\(cause ?? ""))"
       case .delete: return "would delete: \(source)"
+      case .linkFromSnapshot:
+        return
+          "would link from snapshot: \(source) → \(output?.displayString ?? "") (\(cause ?? ""))"
       }
     }
 
@@ -82,10 +90,11 @@ struct DryRun {
       try object.encode(action.rawValue, forKey: .action)
       try object.encode(path.displayString, forKey: .path)
       if let output { try object.encode(output.displayString, forKey: .output) }
-      if let cause, action != .skip && action != .hardLink {
+      let namesOther = action == .hardLink || action == .linkFromSnapshot
+      if let cause, action != .skip && !namesOther {
         try object.encode(cause, forKey: .cause)
       }
-      if action == .hardLink, let cause { try object.encode(cause, forKey: .of) }
+      if namesOther, let cause { try object.encode(cause, forKey: .of) }
       if let reason { try object.encode(reason.rawValue, forKey: .reason) }
     }
 
@@ -127,7 +136,7 @@ struct DryRun {
     switch disposition {
     case .fails(let planned): failure = planned
     case .work(let existing): failure = self.failure(existing, display: display)
-    case .upToDate, .leftOut: failure = nil
+    case .upToDate, .leftOut, .link: failure = nil
     }
     if let failure {
       counts.failing += 1
@@ -136,6 +145,18 @@ struct DryRun {
     if disposition == .upToDate {
       counts.upToDate += 1
       return [Step(action: .upToDate, path: source)]
+    }
+    if case .link(let linked) = disposition,
+      linked.destination < settings.linkDestinations.count
+    {
+      counts.linked += 1
+      let relative = list.mirrorPath(ofDirectory: file.directory).appending(name)
+      let earlier = settings.linkDestinations[linked.destination].display.appending(relative)
+      return [
+        Step(
+          action: .linkFromSnapshot, path: source, output: display,
+          cause: earlier.displayString)
+      ]
     }
     counts.would += 1
     var steps = [
@@ -224,6 +245,10 @@ struct DryRun {
       "\(ByteFormat.count(counts.upToDate)) up to date",
       "\(ByteFormat.count(skipped)) skipped",
     ]
+    if !settings.linkDestinations.isEmpty {
+      summary.insert(
+        "\(ByteFormat.count(counts.linked)) would be linked from an earlier snapshot", at: 1)
+    }
     if settings.removesSources {
       summary.append("\(ByteFormat.count(counts.removing)) would be removed")
     }

@@ -31,6 +31,8 @@ struct JSONSummary {
   let dryRun: Bool
   /// `--dry-run --json`: the plan, one object per step (`plan`).
   var plan: [DryRun.Step]? = nil
+  /// A snapshot run (`--link-dest`): `files` also counts `linked` and `linkFallbacks`.
+  var snapshot = false
 
   /// The key under `files` counting the files done in this mode.
   var doneKey: String {
@@ -202,6 +204,10 @@ extension JSONSummary: Encodable {
       if mode == .compress {
         try object.encode(results.deleted, forKey: Key("deleted"))
         try object.encode(results.keptForeign, forKey: Key("keptForeign"))
+      }
+      if summary.snapshot {
+        try object.encode(results.linked, forKey: Key("linked"))
+        try object.encode(results.linkFallbacks, forKey: Key("linkFallbacks"))
       }
     }
   }

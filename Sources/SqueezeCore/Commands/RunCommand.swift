@@ -109,9 +109,25 @@ package struct RunCommand {
     let mirrorIdentity = mirrorBase.flatMap { try? FileStatus.of(".", in: $0) }.map {
       FileIdentity($0)
     }
+    var settings = configuration.settings(mirrorBase: base ?? -1)
+    var discovery = configuration.discovery(excludingFolder: mirrorIdentity, file: logIdentity)
+    if !configuration.linkDestinations.isEmpty {
+      do throws(SnapshotError) {
+        settings.linkDestinations = try prepareSnapshot(
+          output: output, mirror: mirrorBase, environment: environment)
+      } catch {
+        reporter.error("\(error)")
+        return .failure(
+          StoppedEarly(
+            status: stopEarly(
+              environment, reporter: reporter,
+              failure: DiscoveryFailure(path: output, cause: error.description))))
+      }
+      discovery.excludedFolders.formUnion(
+        Self.identities(of: settings.linkDestinations, bases: environment.bases))
+    }
     let prepared = PreparedRun(
-      environment: environment, settings: configuration.settings(mirrorBase: base ?? -1),
-      discovery: configuration.discovery(excludingFolder: mirrorIdentity, file: logIdentity),
+      environment: environment, settings: settings, discovery: discovery,
       mirrorBase: mirrorBase)
     if let mirrorBase, let refusal = archiveCheck(prepared, mirror: mirrorBase, output: output) {
       reporter.error(refusal)
@@ -173,7 +189,7 @@ package struct RunCommand {
     }
     let totals = plan.totals(of: list, folders: folders)
     let progress = reporter.progress(
-      list: list, totals: totals, startTime: environment.startTime)
+      list: list, totals: totals, startTime: environment.startTime, settings: prepared.settings)
     environment.diagnostics.begin(
       isolation: configuration.isolation, jobs: configuration.jobs,
       cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,
@@ -188,6 +204,15 @@ package struct RunCommand {
     } else if let mirror, let folders {
       let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
       reporter.lines(lines)
+      if !prepared.settings.linkDestinations.isEmpty, let output = configuration.output,
+        let failure = finishSnapshot(
+          mirror: mirror.base, output: output, results: results,
+          otherFailures: walkErrors + plan.failures.count + unusable.count,
+          namer: environment.namer)
+      {
+        results.entryFailures.append(failure)
+        reporter.failed([failure])
+      }
     }
     return Execution(results: results, unusableFolders: unusable, totals: totals)
   }

@@ -106,6 +106,9 @@ package struct RunConfiguration: Sendable {
   /// Mirror hard-link groups as hard links (not with `--shard`, where each name goes to its
   /// own shard, nor with `--rm`).
   var linksHardLinks: Bool
+  /// `--link-dest`: the earlier snapshots whose outputs of unchanged files a snapshot into
+  /// the `-o` folder hard-links, as given (a relative one is relative to the `-o` folder).
+  package var linkDestinations: [RawPath] = []
 
   /// A configuration of these values (the command line's resolution builds one).
   package init(

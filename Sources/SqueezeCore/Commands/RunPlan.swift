@@ -12,6 +12,10 @@ enum FileDisposition: Sendable, Equatable {
   /// It fails before starting (an output collision, a name clash): reported at once and
   /// counted as failed.
   indirect case fails(FileFailure)
+  /// Its output is to be a hard link of an earlier snapshot's (`--link-dest`): the output
+  /// there is current by the re-run rules and has every attribute the new one would get.
+  /// Should the link fail (`EMLINK`, `EXDEV`), the file is compressed instead.
+  case link(LinkSource)
   /// Left out: the same source reached twice, a further name of a hard-link group (linked
   /// instead), a file of an argument that collides with an earlier one.
   case leftOut
@@ -95,6 +99,14 @@ struct RunPlan: Sendable {
       mirror = OutputInspection.inspectMirrorEntries(
         planned, existing: existing, list: list, settings: settings, bases: bases)
     }
+    var links: [Int: LinkSource] = [:]
+    if !settings.linkDestinations.isEmpty, let existing {
+      let candidates = list.files.indices.filter {
+        existing[$0] == .absent && !leftOut.contains($0) && failing[$0] == nil
+      }
+      links = await SnapshotLinks.plan(
+        list, candidates: candidates, settings: settings, bases: bases, width: width)
+    }
     let keepsCurrent = !settings.force && !settings.removesSources
     var dispositions: [FileDisposition] = []
     dispositions.reserveCapacity(list.files.count)
@@ -105,6 +117,8 @@ struct RunPlan: Sendable {
         dispositions.append(.fails(failure))
       } else if keepsCurrent, existing?[index] == .upToDate {
         dispositions.append(.upToDate)
+      } else if let source = links[index] {
+        dispositions.append(.link(source))
       } else {
         dispositions.append(.work(existing: existing?[index]))
       }
@@ -146,7 +160,7 @@ struct RunPlan: Sendable {
       case .leftOut: break
       case .upToDate: totals.upToDate += 1
       case .fails: totals.files += 1
-      case .work:
+      case .work, .link:
         totals.files += 1
         totals.bytes = totals.bytes.addingSaturated(file.size)
       }

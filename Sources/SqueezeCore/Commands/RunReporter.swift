@@ -62,13 +62,20 @@ final class RunReporter {
 
   /// The progress reporter for the work over `list`, measured against `totals`: it also
   /// says each file's outcome (``FileMessages``).
-  func progress(list: FileList, totals: ProgressTotals, startTime: Double) -> ProgressReporter {
-    ProgressReporter(
+  ///
+  /// - Parameter settings: the run's settings once prepared, which name a linked output's
+  ///   earlier snapshot (`--link-dest`).
+  func progress(
+    list: FileList, totals: ProgressTotals, startTime: Double, settings: FileSettings? = nil
+  ) -> ProgressReporter {
+    var messages = FileMessages(
+      list: list, operation: configuration.operation, verbosity: verbosity,
+      storing: configuration.files)
+    messages.plan = settings?.plan
+    messages.linkDestinations = settings?.linkDestinations.map(\.display) ?? []
+    return ProgressReporter(
       style: verbosity == .quiet ? .none : configuration.progress, output: stderr,
-      totals: totals, startTime: startTime,
-      fileMessages: FileMessages(
-        list: list, operation: configuration.operation, verbosity: verbosity,
-        storing: configuration.files))
+      totals: totals, startTime: startTime, fileMessages: messages)
   }
 
   /// The summary line and `--json` at the end of a run.
@@ -133,6 +140,7 @@ final class RunReporter {
       var results = RunResults()
       results.done = counts.would
       results.upToDate = counts.upToDate
+      results.linked = counts.linked
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
       var reported = discovery
@@ -156,12 +164,13 @@ final class RunReporter {
     results: RunResults, discovery: DiscoveryResult, wallSeconds: Double, cpuSeconds: Double,
     hangs: HangReport, plan: [DryRun.Step]?
   ) -> Bool {
-    let summary = JSONSummary(
+    var summary = JSONSummary(
       mode: configuration.mode, results: results, discovery: discovery, jobs: configuration.jobs,
       cpus: configuration.cpus, level: configuration.level, engine: configuration.engine,
       blockSize: configuration.chunkSize, isolation: configuration.isolation,
       wallSeconds: wallSeconds, cpuSeconds: cpuSeconds, hangs: hangs,
       dryRun: configuration.dryRun, plan: plan)
+    summary.snapshot = !configuration.linkDestinations.isEmpty
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
       return stdout.writeReporting(text, what: "the --json summary")

@@ -90,6 +90,13 @@ struct RunSummary: Sendable {
     if grewDeflated > 0 { parts.append("\(ByteFormat.count(grewDeflated)) grew") }
     if let stored = results.stored.phrase { parts.append(stored) }
     if results.upToDate > 0 { parts.append("\(ByteFormat.count(results.upToDate)) up to date") }
+    if results.linked > 0 {
+      parts.append("\(ByteFormat.count(results.linked)) linked from an earlier snapshot")
+    }
+    if results.linkFallbacks > 0 {
+      parts.append(
+        "\(ByteFormat.count(results.linkFallbacks)) compressed where a link could not be made")
+    }
     if results.removed > 0 {
       parts.append(
         "\(ByteFormat.count(results.removed)) original\(results.removed == 1 ? "" : "s") removed")

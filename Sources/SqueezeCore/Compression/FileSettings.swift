@@ -42,6 +42,9 @@ package struct FileSettings: Sendable {
   package var wrapsCompressedNames = false
   /// `--delete`: prune the mirror of entries whose source is gone.
   package var deletes = false
+  /// `--link-dest`: the earlier snapshots, open, in the order given (empty without it, and
+  /// until the run has opened them).
+  var linkDestinations: [LinkDestination] = []
 
   /// Which links opening a source may follow.
   var sourceSymlinks: SymlinkPolicy { followsSymlinks ? .always : .never }

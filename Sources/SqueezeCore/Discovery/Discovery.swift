@@ -41,8 +41,9 @@ package struct DiscoveryOptions: Sendable {
   /// followed, symbolic links are listed to be stored as links (a link argument without a
   /// trailing slash too).
   package var mirrorsTree = false
-  /// Leave out the archive marker (`ArchiveMarker`) and the mirror's manifest
-  /// (`MirrorManifest`) at an argument's top: restores ignore them.
+  /// Leave out the archive marker (`ArchiveMarker`), an unfinished snapshot's marker
+  /// (`SnapshotMarker`) and the mirror's manifest (`MirrorManifest`) at an argument's top:
+  /// restores ignore them.
   package var skipsArchiveMarker = false
   /// The most bytes of names the list takes (`FileList/maximumNameBytes`; lower in tests).
   package var nameCapacity = FileList.maximumNameBytes

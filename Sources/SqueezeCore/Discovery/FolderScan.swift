@@ -85,9 +85,12 @@ struct FolderScan: Sendable {
       scan: scan)
     for entry in listed.sorted(by: { $0.name < $1.name }) {
       if relative.isEmpty && options.skipsArchiveMarker
-        && (entry.name == ArchiveMarker.name || entry.name == MirrorManifest.name)
+        && (entry.name == ArchiveMarker.name || entry.name == MirrorManifest.name
+          || entry.name == SnapshotMarker.name)
       {
-        continue  // restores ignore the marker of an archive and the mirror's manifest
+        // Restores ignore the marker of an archive or of an unfinished snapshot, and the
+        // mirror's manifest.
+        continue
       }
       reader.consider(entry)
     }

@@ -150,7 +150,12 @@ struct MirrorDeletion {
         continue
       }
       if kept.contains(name) { continue }
-      if path.isEmpty && (name == ArchiveMarker.name || name == MirrorManifest.name) { continue }
+      if path.isEmpty
+        && (name == ArchiveMarker.name || name == MirrorManifest.name
+          || name == SnapshotMarker.name)
+      {
+        continue
+      }
       let child = RelativeLocation(base: base, directory: path, name: name)
       guard let status = examine(child, report: &report) else { continue }
       if status.kind == .directory, let subfolder = children[name],

@@ -17,6 +17,10 @@ struct FileMessages {
   /// Which files a mirror copies into stored members (``FileSettings/stores(_:)``), whose
   /// `-v` line says so rather than "grew"; nil when none is.
   let storing: FileSettings?
+  /// Where outputs go, to name a linked output (`--link-dest`); nil when not known.
+  var plan: OutputPlan? = nil
+  /// The earlier snapshots (`--link-dest`) as displayed, in the order given.
+  var linkDestinations: [RawPath] = []
   /// Read-only file systems reported so far.
   private var readOnly = ReadOnlyFileSystems()
 
@@ -78,6 +82,15 @@ struct FileMessages {
       }
     case .upToDate, .alreadyCurrent:
       if verbose { lines.append("\(path.displayString): up to date") }
+    case .linked(let source):
+      if verbose, let link = linkDescription(of: index, from: source) {
+        lines.append("\(path.displayString): linked \(link)")
+      }
+    case .linkFellBack(let error):
+      if verbose {
+        let cause = error.map { ": \($0)" } ?? ": it changed since it was planned"
+        lines.append("\(path.displayString): cannot link its earlier output\(cause); compressed")
+      }
     case .verified:
       if verbose { lines.append("\(path.displayString): OK") }
     case .failed(.interrupted):
@@ -87,6 +100,17 @@ struct FileMessages {
       lines += failureLines(failure, file: index, path: path)
     }
     return lines
+  }
+
+  /// `from 'DIR/x.gz' → 'NEW/x.gz'` for a file linked from an earlier snapshot.
+  private func linkDescription(of index: Int, from source: LinkSource) -> String? {
+    guard source.destination < linkDestinations.count,
+      let name = plan?.outputName(for: list.name(of: list.files[index]))
+    else { return nil }
+    let relative = list.mirrorPath(ofDirectory: list.files[index].directory).appending(name)
+    let earlier = linkDestinations[source.destination].appending(relative)
+    let new = plan?.mirrorDisplay(relative) ?? relative
+    return "from \(earlier.displayString) → \(new.displayString)"
   }
 
   /// A file's failure, or one line for all the failures on a read-only file system.

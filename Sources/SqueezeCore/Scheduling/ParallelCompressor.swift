@@ -337,11 +337,30 @@ actor ParallelCompressor {
   }
 
   /// True when file `index` is to be worked on; false for files left out, up to date
-  /// (recorded before the start) or failing before starting (recorded here).
+  /// (recorded before the start), failing before starting (recorded here), or whose output
+  /// is now a hard link of an earlier snapshot's (linked here: a `linkat` costs less than
+  /// handing the file to a task; a link that cannot be made leaves the file to compress).
   private nonisolated func admit(_ index: Int) async -> Bool {
     switch work.disposition(of: index) {
     case .work: return true
     case .leftOut, .upToDate: return false
+    case .link(let source):
+      switch SnapshotLinks.link(
+        index, from: source, list: work.list, settings: work.settings, bases: work.bases)
+      {
+      case .linked:
+        feed.addBytes(Int(clamping: work.list.files[index].size))
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .linked(source)))
+        return false
+      case .fallBack(let error):
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .linkFellBack(error)))
+        return true
+      case .failed(let failure):
+        tracker.failedBeforeStart(
+          id: index + 1, file: displayPath(of: index), error: failure.description)
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)))
+        return false
+      }
     case .fails(let failure):
       tracker.failedBeforeStart(
         id: index + 1, file: displayPath(of: index), error: failure.description)
@@ -548,6 +567,13 @@ actor ParallelCompressor {
       results.upToDate += 1
       results.bytesUpToDate = results.bytesUpToDate.addingSaturated(bytes)
       feed.fileDone(failed: false)
+    case .linked:
+      results.linked += 1
+      results.bytesLinked = results.bytesLinked.addingSaturated(work.list.files[index].size)
+      feed.fileDone(failed: false)
+    case .linkFellBack:
+      // The file is compressed now, and that outcome counts it: this one only says why.
+      results.linkFallbacks += 1
     case .alreadyCurrent:
       // Found current by the plan: counted apart, never part of the progress totals.
       results.upToDate += 1

@@ -20,6 +20,13 @@ struct RunResults: Sendable {
   var stored = StoredFiles()
   /// Source bytes of the up-to-date files.
   var bytesUpToDate: Int64 = 0
+  /// `--link-dest`: files whose output is a hard link of an earlier snapshot's.
+  var linked = 0
+  /// `--link-dest`: source bytes of the linked files.
+  var bytesLinked: Int64 = 0
+  /// `--link-dest`: files planned as links whose link could not be made (`EMLINK`,
+  /// `EXDEV`), compressed instead (and counted in ``done`` or ``failures`` too).
+  var linkFallbacks = 0
   /// Sources removed (`--rm`).
   var removed = 0
   /// Sources kept because they have other hard links (`--rm` without `-f`).
@@ -97,6 +104,11 @@ enum FileOutcome: Sendable {
   case upToDate(bytes: Int64)
   /// The plan found the output current before the run: not part of the progress totals.
   case alreadyCurrent
+  /// The output is a hard link of an earlier snapshot's (`--link-dest`).
+  case linked(LinkSource)
+  /// The planned link could not be made (the error, when there was one): the file is
+  /// compressed instead, and that is its outcome; this one only counts the fallback.
+  case linkFellBack(SystemError?)
   /// Checked, nothing written (`-t`).
   case verified(bytesIn: Int64, bytesOut: Int64)
   /// Failed.

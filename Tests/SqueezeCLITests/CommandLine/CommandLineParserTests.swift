@@ -149,9 +149,37 @@ import Testing
       error: .conflict("--delete", "--shard")
     ),
     (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
+    (arguments: ["--link-dest", "p", "x"], error: .requires("--link-dest", "--output")),
+    (
+      arguments: ["--link-dest", "p", "-d", "-o", "m", "x"],
+      error: .conflict("--link-dest", "--decompress")
+    ),
+    (arguments: ["--link-dest", "p", "-t", "x"], error: .conflict("--link-dest", "--test")),
+    (arguments: ["--link-dest", "p", "-c", "x"], error: .conflict("--link-dest", "--stdout")),
+    (
+      arguments: ["--link-dest", "p", "--rm", "-o", "m", "x"],
+      error: .conflict("--link-dest", "--rm")
+    ),
+    (
+      arguments: ["--link-dest", "p", "--shard", "1/2", "-o", "m", "x"],
+      error: .conflict("--link-dest", "--shard")
+    ),
+    (
+      arguments: ["--link-dest", "p", "-n", "-o", "m", "x"],
+      error: .conflict("--link-dest", "--no-name")
+    ),
+    (
+      arguments: ["--link-dest=", "-o", "m", "x"],
+      error: .invalidValue("", option: "--link-dest <dir>", reason: "expected a folder")
+    ),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
+  }
+
+  @Test func linkDestMayBeGivenMoreThanOnceAndKeepsItsOrder() throws {
+    let parsed = try options(["--link-dest", "../b", "--link-dest=/a", "-o", "m", "x/"])
+    #expect(parsed.linkDestinations == ["../b", "/a"])
   }
 
   @Test func helpAndVersionWinOverEverythingElse() {

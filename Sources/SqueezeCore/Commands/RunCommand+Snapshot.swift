@@ -1,0 +1,113 @@
+import SqueezeSystem
+
+/// A snapshot run's part of the phases (`-o NEW --link-dest DIR`): before discovery, the
+/// earlier snapshots are opened and NEW checked and marked unfinished; after the mirror's
+/// work, the marker goes once everything is in place.
+extension RunCommand {
+  /// Opens the `--link-dest` folders, checks that the `-o` folder may take a snapshot (empty,
+  /// or a snapshot a stopped run left unfinished) and, unless this is a dry run, leaves the
+  /// marker of an unfinished snapshot in it before anything else is written.
+  ///
+  /// A relative `--link-dest` is relative to the `-o` folder, as rsync's is (rsync(1),
+  /// `--link-dest`): `--link-dest ../2026-11-30` next to `-o /backup/2026-12-01`.
+  ///
+  /// - Parameters:
+  ///   - output: the `-o` folder as given.
+  ///   - mirror: its open descriptor, or nil in a dry run into a folder not made yet.
+  /// - Returns: the open earlier snapshots, in the order given.
+  /// - Throws: ``SnapshotError`` when the run cannot start (nothing was written then).
+  @MainActor
+  func prepareSnapshot(
+    output: RawPath, mirror: Int32?, environment: RunEnvironment
+  ) throws(SnapshotError) -> [LinkDestination] {
+    let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
+      FileIdentity($0)
+    }
+    if let mirror { _ = try SnapshotMarker.state(of: mirror, display: output) }
+    var destinations: [LinkDestination] = []
+    for given in configuration.linkDestinations {
+      let display = given.isAbsolute ? given : Self.lexicallyJoined(output, given)
+      // Opened through the -o folder itself when it exists, so `..` means its parent on
+      // disk (as rsync, which changes into it first).
+      let opened = given.isAbsolute || mirror == nil ? display : output.appending(given)
+      let base: Int
+      do throws(SystemError) {
+        base = try environment.bases.open(opened)
+      } catch {
+        throw .cannotOpen(display, error)
+      }
+      let identity = (try? FileStatus.of(".", in: environment.bases.descriptor(base))).map {
+        FileIdentity($0)
+      }
+      if let identity, identity == outputIdentity { throw .isOutputFolder(display) }
+      destinations.append(LinkDestination(base: base, display: display))
+    }
+    if let mirror, !configuration.dryRun {
+      do throws(SystemError) {
+        try SnapshotMarker.leave(in: mirror, namer: environment.namer)
+      } catch {
+        throw .cannotMark(output, error)
+      }
+    }
+    return destinations
+  }
+
+  /// The identities of the earlier snapshots' folders: discovery leaves them out when they
+  /// lie inside an input, as it leaves out the `-o` folder.
+  @MainActor
+  static func identities(
+    of destinations: [LinkDestination], bases: BaseDirectories
+  ) -> [FileIdentity] {
+    destinations.compactMap { destination in
+      (try? FileStatus.of(".", in: bases.descriptor(destination.base))).map { FileIdentity($0) }
+    }
+  }
+
+  /// Ends a snapshot run: once the mirror's work is on disk and nothing failed or was
+  /// interrupted, the marker of an unfinished snapshot is removed; otherwise it stays and the
+  /// next run into the folder resumes the snapshot.
+  ///
+  /// - Returns: the failure when the marker could not be removed.
+  @MainActor
+  func finishSnapshot(
+    mirror: Int32, output: RawPath, results: RunResults, otherFailures: Int,
+    namer: TemporaryNamer
+  ) -> DiscoveryFailure? {
+    guard !results.interrupted, results.failed == 0, otherFailures == 0 else { return nil }
+    do throws(SystemError) {
+      try SnapshotMarker.remove(from: mirror, namer: namer)
+      return nil
+    } catch {
+      return DiscoveryFailure(
+        path: output.trimmingTrailingSlashes.appending(SnapshotMarker.name),
+        cause: "cannot remove the marker of an unfinished snapshot: \(error)")
+    }
+  }
+
+  /// `relative` below `folder`, with `.` and `..` taken away by the text alone
+  /// (`/b/2026-12-01` and `../2026-11-30` give `/b/2026-11-30`): how a relative
+  /// `--link-dest` is shown, and opened when the `-o` folder does not exist yet (a dry run).
+  static func lexicallyJoined(_ folder: RawPath, _ relative: RawPath) -> RawPath {
+    let slash = UInt8(ascii: "/")
+    var parts = folder.bytes.split(separator: slash).map(Array.init)
+    for part in relative.bytes.split(separator: slash).map(Array.init) {
+      if part == [UInt8(ascii: ".")] { continue }
+      if part == [UInt8(ascii: "."), UInt8(ascii: ".")] {
+        if let last = parts.last, last != [UInt8(ascii: "."), UInt8(ascii: ".")],
+          last != [UInt8(ascii: ".")]
+        {
+          parts.removeLast()
+          continue
+        }
+        if folder.isAbsolute { continue }  // `..` at the root stays at the root
+      }
+      parts.append(part)
+    }
+    var bytes: [UInt8] = folder.isAbsolute ? [slash] : []
+    for (index, part) in parts.enumerated() {
+      if index > 0 { bytes.append(slash) }
+      bytes += part
+    }
+    return RawPath(bytes: bytes.isEmpty ? [UInt8(ascii: ".")] : bytes)
+  }
+}
