@@ -589,7 +589,7 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
       T.draw();
       const L = T.layout();
       const out = {calls, stories: T.tasks.map(T.narrative),
-        taskHover: T.hit(600, L.taskTop + 2), threadHover: T.hit(600, L.threadTop + 20), trackHover: T.hit(600, 20)};
+        taskHover: T.hit(600, L.taskTop + 2), threadHover: T.hit(600, L.threadTop + 20), trackHover: T.hit(600, L.rows[0].y + 10)};
       console.log(JSON.stringify(out));
       """#
     try folder.write("harness.js", text: harness)
