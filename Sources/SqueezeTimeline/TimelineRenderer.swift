@@ -182,7 +182,11 @@ package struct TimelineRenderer {
     // What the threads did, and where the main actor ran: a stage's signature in words.
     let notes = [model.poolSummary, model.mainActorNote.map { "Note: " + $0 }].compactMap { $0 }
     if !notes.isEmpty {
-      body.raw("<g id=\"thread-notes\">")
+      // The pool's shares as numbers too, for scripts (scripts/demo-contention's table).
+      let pool = model.poolShares
+      body.raw(
+        "<g id=\"thread-notes\" data-pool-on-cpu=\"\(pool.percent(pool.onCPU))\" data-pool-blocked=\"\(pool.percent(pool.blocked))\" data-pool-idle=\"\(pool.percent(pool.idle))\">"
+      )
       for note in notes {
         for line in Self.wrap(note, width: usable, size: 11) {
           y += 16

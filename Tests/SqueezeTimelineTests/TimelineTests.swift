@@ -685,6 +685,9 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
       svg.contains(
         #"class="thread-shares" data-tid="11" data-on-cpu="50" data-blocked="0" data-idle="50""#))
     #expect(svg.contains(">\(summary)</text>"))
+    #expect(
+      svg.contains(
+        #"id="thread-notes" data-pool-on-cpu="50" data-pool-blocked="25" data-pool-idle="25""#))
     // The page: the same numbers in its data block, and the same summary.
     let block = try TimelineDrawingTests.dataBlock(of: TimelinePage(model: model).html())
     let threads = try #require(block["threads"] as? [[Any]])
