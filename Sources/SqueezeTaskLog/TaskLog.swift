@@ -387,7 +387,7 @@ package final class TaskLog: Sendable {
   }
 
   /// `{"event":"thread",...,"queue":...}` (schema 3): the calling thread runs a job from
-  /// Dispatch queue `queue` for the first time in this log (``ThreadRoster/queueIfNew()``):
+  /// Dispatch queue `queue` for the first time in this log (`ThreadRoster.queueIfNew()`):
   /// which pool a thread serves, or that it runs the main actor's jobs (the main queue).
   package func threadRunsJobs(from queue: ThreadRoster.Queue) {
     let tid = ThreadName.currentID
