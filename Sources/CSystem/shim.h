@@ -45,6 +45,40 @@ static inline int squeeze_set_thread_name(const char *name) {
   return pthread_setname_np(pthread_self(), name);
 }
 
+/// Dispatch's own answers about the queue a work item runs on (libdispatch, which the Swift
+/// runtime and Foundation link): declared here with plain pointers, since glibc's Swift
+/// module cannot see <dispatch/dispatch.h>. `dispatch_get_current_queue` is meant for
+/// debugging, which is what squeeze uses it for: naming a thread by the queue it serves.
+extern void *dispatch_get_current_queue(void);
+extern const char *dispatch_queue_get_label(void *queue);
+extern unsigned int dispatch_queue_get_qos_class(void *queue, int *relative_priority);
+
+/// The queue whose work item runs on the calling thread, when it is not the one this
+/// function returned on this thread for the same `generation` (one per task-state log);
+/// NULL when unchanged. A thread-local comparison, so asking at every job costs ~1 ns.
+static inline void *squeeze_dispatch_queue_if_new(unsigned long generation) {
+  static _Thread_local void *last;
+  static _Thread_local unsigned long last_generation;
+  void *queue = dispatch_get_current_queue();
+  if (queue == last && generation == last_generation) return 0;
+  last = queue;
+  last_generation = generation;
+  return queue;
+}
+
+/// The label of `queue` (`dispatch_queue_get_label`), never NULL.
+static inline const char *squeeze_dispatch_queue_label(void *queue) {
+  const char *label = dispatch_queue_get_label(queue);
+  return label ? label : "";
+}
+
+/// The QoS class of `queue` (`QOS_CLASS_USER_INITIATED` 0x19, `QOS_CLASS_DEFAULT` 0x15, …;
+/// 0 when unspecified, as the main queue's is).
+static inline unsigned int squeeze_dispatch_queue_qos(void *queue) {
+  int relative = 0;
+  return dispatch_queue_get_qos_class(queue, &relative);
+}
+
 /// openat2(2) (Linux 5.6): open with RESOLVE_* restrictions on path resolution.
 static inline int squeeze_openat2(int dirfd, const char *path, unsigned long long flags,
                                   unsigned long long mode, unsigned long long resolve) {

@@ -14,6 +14,9 @@ public enum SqueezeCommand {
   /// would.
   public static func start() -> Never {
     StandardDescriptors.reserve()
+    // The kernel's name stays the program's ("squeeze": renaming the main thread renames
+    // the process in ps); the task log names it by what it is.
+    ThreadRoster.register("main thread")
     Task { @MainActor in
       ProcessControl.exit(await main(arguments: processArguments))
     }

@@ -267,12 +267,17 @@ package struct ThreadStates: ~Copyable {
 
 /// Names threads so they can be told apart in the log, `top -H`, `ps -L`, gdb and perf.
 package enum ThreadName {
-  /// Names the calling thread (`pthread_setname_np`). Linux keeps at most 15 bytes, so every
-  /// name squeeze gives is 15 bytes or shorter (a longer one would be refused).
+  /// Names the calling thread: in full in ``ThreadRoster`` (for the task-state log's
+  /// `thread` events), and for the kernel (`pthread_setname_np`: `ps`, `top -H`, gdb, perf)
+  /// its first 15 bytes, all Linux keeps (a longer name would be refused).
   package static func set(_ name: StaticString) {
-    assert(name.utf8CodeUnitCount <= 15, "thread names are at most 15 bytes on Linux")
-    _ = squeeze_set_thread_name(
-      UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self))
+    let full = name.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    ThreadRoster.register(full)
+    var kernel = Array(name.withUTF8Buffer { $0.prefix(15) })
+    kernel.append(0)
+    _ = kernel.withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { squeeze_set_thread_name($0.baseAddress) }
+    }
   }
 
   /// The calling thread's id (`gettid(2)`), asked of the kernel once per thread and then
@@ -291,6 +296,8 @@ package enum SystemThread {
     let thread = Thread {
       if let name { ThreadName.set(name) }
       body()
+      // The kernel may give this thread's id to a new thread.
+      if name != nil { ThreadRoster.forget() }
     }
     thread.start()
   }

@@ -100,6 +100,8 @@ package final class MainActorHeartbeat: Sendable {
   @MainActor
   private func arrived() {
     let now = MonotonicClock.now()
+    // Which thread runs the main actor's jobs (the main queue's worker on Linux).
+    log?.noteQueue()
     let hang = state.withLock { state -> (start: Double, lag: Double, severity: HangSeverity)? in
       guard let sentAt = state.sentAt else { return nil }
       state.sentAt = nil

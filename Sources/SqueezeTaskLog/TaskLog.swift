@@ -17,7 +17,10 @@ import Synchronization
 /// Schema 2 (``schema``) adds to schema 1: `schema` and `arch` in `start`; `thread` events;
 /// `thread` on running task events, `reason` on suspended ones and `on` on enqueued ones;
 /// `chunk` events; `threads` in samples; `file` and `error` on every `failed` task event;
-/// `leakedContinuations` in `end`.
+/// `leakedContinuations` in `end`. Schema 3 adds to `thread` events the name squeeze gave
+/// its own threads in full (`given`) and, when a thread first runs a task's job from a
+/// Dispatch queue, that queue's label and QoS class (`queue`, `qos`): the pool a thread
+/// belongs to, or the main queue where the main actor's jobs run.
 package final class TaskLog: Sendable {
   /// The log file.
   private let descriptor: Int32
@@ -31,8 +34,9 @@ package final class TaskLog: Sendable {
   private let writeError = Lock<SystemError?>(nil)
 
   /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
-  /// threads, reasons or chunks; readers accept both.
-  package static let schema = 2
+  /// threads, reasons or chunks; schema 2 named threads only by the kernel's 15 bytes;
+  /// readers accept all three.
+  package static let schema = 3
 
   /// Buffered bytes that trigger a write.
   static let flushThreshold = 64 * 1024
@@ -61,6 +65,7 @@ package final class TaskLog: Sendable {
     self.path = path
     self.startTime = startTime
     descriptor = try Self.openLog(path, force: force)
+    ThreadRoster.beginLog()
   }
 
   private static func openLog(_ path: RawPath, force: Bool) throws(TaskLogOpenError) -> Int32 {
@@ -368,15 +373,38 @@ package final class TaskLog: Sendable {
   }
 
   /// `{"event":"thread",...}`: a thread of squeeze's process, first seen (or renamed) at
-  /// `time`, with its name (`/proc/self/task/TID/comm`, at most 15 bytes).
-  package func thread(tid: Int32, name: String, at time: Double) {
+  /// `time`, with its name (`/proc/self/task/TID/comm`, at most 15 bytes) and, for a
+  /// thread squeeze started, the name it gave it in full (`given`, schema 3).
+  package func thread(tid: Int32, name: String, given: String? = nil, at time: Double) {
     append(
       JSONWriter.line { line in
         line.field("event", literal: "thread")
         line.field("t", elapsed(at: time), decimals: 6)
         line.field("tid", tid)
         line.field("name", name)
+        if let given { line.field("given", given) }
       })
+  }
+
+  /// `{"event":"thread",...,"queue":...}` (schema 3): the calling thread runs a job from
+  /// Dispatch queue `queue` for the first time in this log (`ThreadRoster.queueIfNew()`):
+  /// which pool a thread serves, or that it runs the main actor's jobs (the main queue).
+  package func threadRunsJobs(from queue: ThreadRoster.Queue) {
+    let tid = ThreadName.currentID
+    append(
+      JSONWriter.line { line in
+        line.field("event", literal: "thread")
+        line.field("t", elapsed(), decimals: 6)
+        line.field("tid", tid)
+        line.field("queue", queue.label)
+        if let qos = queue.qos { line.field("qos", qos) }
+      })
+  }
+
+  /// Notes the Dispatch queue the calling thread runs a job from, when it is new for this
+  /// log (a `thread` event with `queue`); nothing otherwise.
+  package func noteQueue() {
+    if let queue = ThreadRoster.queueIfNew() { threadRunsJobs(from: queue) }
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.

@@ -65,14 +65,21 @@ package struct TaskLogData: Sendable {
     package var changesBefore = 0
   }
 
-  /// One `thread` event: a thread first seen, or renamed.
+  /// One `thread` event: a thread first seen or renamed, or (schema 3) first running a job
+  /// from a Dispatch queue.
   package struct ThreadName: Sendable, Equatable {
     /// When, in seconds since the run started.
     package var time: Double
     /// The thread id.
     package var tid: Int32
-    /// Its name (at most 15 bytes).
+    /// Its kernel name (at most 15 bytes); "" when the event does not say.
     package var name: String
+    /// The name squeeze gave the thread, in full (schema 3), or nil.
+    package var given: String? = nil
+    /// The label of the Dispatch queue it ran a job from (schema 3), or nil.
+    package var queue: String? = nil
+    /// That queue's quality of service ("user-initiated", "default", …), or nil.
+    package var qos: String? = nil
   }
 
   /// One `hang` event.
@@ -433,7 +440,10 @@ package struct TaskLogData: Sendable {
       samples.append(sample)
     case "thread":
       guard let tid = try fields.threadID("tid") else { return }
-      threadNames.append(ThreadName(time: time, tid: tid, name: fields.string("name") ?? ""))
+      threadNames.append(
+        ThreadName(
+          time: time, tid: tid, name: fields.string("name") ?? "", given: fields.string("given"),
+          queue: fields.string("queue"), qos: fields.string("qos")))
     case "task":
       guard let state = fields.string("state").flatMap(TaskState.init(rawValue:)) else {
         return

@@ -74,7 +74,10 @@ package final class TaskSampler: Sendable {
   private func takeSample(_ threads: inout ThreadStates, withThreads: Bool = true) {
     let (readings, named) = withThreads ? threads.read() : ([], [])
     let now = MonotonicClock.now()
-    for thread in named { log.thread(tid: thread.tid, name: thread.name, at: now) }
+    for thread in named {
+      log.thread(
+        tid: thread.tid, name: thread.name, given: ThreadRoster.givenName(of: thread.tid), at: now)
+    }
     log.sample(
       counters, mainActorLagMilliseconds: heartbeat.currentLag(at: now) * 1000, threads: readings)
   }

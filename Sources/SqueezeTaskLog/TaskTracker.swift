@@ -207,7 +207,12 @@ package final class TrackedTask: Sendable {
   package func run() {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker else { return }
-      tracker.move(self, to: .running, thread: tracker.log == nil ? 0 : ThreadName.currentID)
+      guard let log = tracker.log else {
+        tracker.move(self, to: .running)
+        return
+      }
+      log.noteQueue()
+      tracker.move(self, to: .running, thread: ThreadName.currentID)
     #endif
   }
 
@@ -293,6 +298,7 @@ package struct TrackedChunk: Sendable {
   package func start() {
     #if !SQUEEZE_NO_TASK_HOOKS
       guard let tracker = task.trackerForChunks else { return }
+      tracker.log?.noteQueue()
       tracker.chunk(
         id: task.id, index: index, state: .running,
         thread: tracker.log == nil ? 0 : ThreadName.currentID

@@ -59,24 +59,108 @@ package struct TimelineModel: Sendable {
     package var systemCall: Int?
   }
 
+  /// How long a thread spent in each state, from the samples (each reading holds until the
+  /// next sample that read the threads), counted while tasks were alive: from the first
+  /// task's creation to the last one's end (the whole log when it has no tasks).
+  package struct StateShares: Sendable, Equatable {
+    /// Seconds on a CPU (or runnable).
+    package var onCPU = 0.0
+    /// Seconds blocked in the kernel.
+    package var blocked = 0.0
+    /// Seconds idle (waiting for work).
+    package var idle = 0.0
+
+    /// The seconds sampled.
+    package var sampled: Double { onCPU + blocked + idle }
+
+    /// `seconds` as a whole percentage of the time sampled (0 when nothing was).
+    package func percent(_ seconds: Double) -> Int {
+      sampled > 0 ? Int(TimelineModel.wholeNumber(seconds / sampled * 100)) : 0
+    }
+
+    /// "on CPU 76 %, blocked 21 %, idle 3 %".
+    package var text: String {
+      "on CPU \(percent(onCPU)) %, blocked \(percent(blocked)) %, idle \(percent(idle)) %"
+    }
+
+    mutating func add(_ state: ThreadState, _ seconds: Double) {
+      switch state {
+      case .running: onCPU += seconds
+      case .blocked: blocked += seconds
+      case .idle: idle += seconds
+      }
+    }
+
+    static func + (left: StateShares, right: StateShares) -> StateShares {
+      StateShares(
+        onCPU: left.onCPU + right.onCPU, blocked: left.blocked + right.blocked,
+        idle: left.idle + right.idle)
+    }
+  }
+
+  /// What a thread is, from what squeeze recorded about it (schema 3: the name it gave its
+  /// own threads, the Dispatch queue a thread ran jobs from) or, in older logs, from the
+  /// kernel's 15-byte name.
+  package enum Kind: Sendable, Equatable {
+    /// The process's main thread.
+    case mainThread
+    /// A thread squeeze started, by the name it gave it.
+    case own(String)
+    /// A worker of the cooperative pool of this quality of service ("user-initiated",
+    /// "default", …; nil when unknown), numbered from 1 by the order it first ran a job.
+    case pool(qos: String?, number: Int)
+    /// A Dispatch worker thread outside the pool (an overcommit one, which drains the main
+    /// queue on Linux).
+    case dispatchWorker
+    /// Nothing is known.
+    case unknown
+  }
+
   /// One thread of the process.
   package struct Thread: Sendable {
     /// `gettid`.
     package var tid: Int32
     /// Its number in the drawing (T1 is the lowest thread id, the main thread).
     package var number: Int
-    /// Its name (`/proc/self/task/TID/comm`, at most 15 bytes), or "" when never sampled.
+    /// Its kernel name (`/proc/self/task/TID/comm`, at most 15 bytes), or "" when never
+    /// sampled.
     package var name: String
-    /// What it is in squeeze: "main thread", "cooperative pool (user-initiated)", "main
-    /// actor", "ParallelCompressor", "publisher", "sampler", "heartbeat", …
+    /// The name squeeze gave it in full (its own threads), or nil.
+    package var given: String? = nil
+    /// The Dispatch queues it ran jobs from (label and quality of service), in order.
+    package var queues: [(label: String, qos: String?)] = []
+    /// What it is.
+    package var kind = Kind.unknown
+    /// What it is in squeeze: "main actor", "actor executor", "ParallelCompressor",
+    /// "publisher", "sampler", "heartbeat", … ("" when its name says it).
     var role: String
     /// What ran on it, in time order.
     package var slices: [Slice]
     /// Its states, in time order.
     package var states: [StateRun]
+    /// Its time in each state while tasks were alive.
+    package var shares = StateShares()
 
     /// "T3", as the narratives name it.
     package var label: String { "T\(number)" }
+
+    /// Its name in the drawing: the name squeeze gave it, "pool (user-initiated) 2", "main
+    /// thread", "dispatch worker", or the kernel's name when nothing better is known.
+    package var displayName: String {
+      switch kind {
+      case .mainThread: "main thread"
+      case .own(let name): name
+      case .pool(let qos, let number): "pool\(qos.map { " (\($0))" } ?? "") \(number)"
+      case .dispatchWorker: "dispatch worker"
+      case .unknown: name.isEmpty ? "tid \(tid)" : name
+      }
+    }
+
+    /// Whether it is a worker of the cooperative pool.
+    package var isPool: Bool {
+      if case .pool = kind { return true }
+      return false
+    }
   }
 
   /// The threads, by thread id.
@@ -96,6 +180,17 @@ package struct TimelineModel: Sendable {
 
   private(set) var figures = Figures()
 
+  /// The pool threads' time in each state, all together, while tasks were alive.
+  package private(set) var poolShares = StateShares()
+  /// How many pool threads there were.
+  package private(set) var poolThreadCount = 0
+  /// The threads that ran the main actor's jobs (main-queue jobs, or tasks enqueued on the
+  /// main actor), by position in ``threads``.
+  package private(set) var mainActorThreads: [Int] = []
+  /// The span shares are counted over, in seconds: from the first task's creation to the
+  /// last one's end.
+  package private(set) var taskSpan: ClosedRange<Double> = 0...0
+
   /// Works everything out.
   ///
   /// - Complexity: O(n log n) in the number of events.
@@ -113,8 +208,12 @@ package struct TimelineModel: Sendable {
       }
       replaySlicesOnly()
     }
+    let first = data.tasks.map(\.created).min() ?? 0
+    let last = data.tasks.compactMap(\.ended).max() ?? duration
+    taskSpan = first...max(first, data.tasks.isEmpty ? duration : last)
     buildThreadStates()
     assignRoles()
+    countShares()
     figures = Self.figures(of: steps, tasks: data.tasks, end: duration, threads: threads)
   }
 
@@ -209,10 +308,22 @@ package struct TimelineModel: Sendable {
     for name in data.threadNames { tids.insert(name.tid) }
     for sample in data.samples { for reading in sample.threads { tids.insert(reading.tid) } }
     var names: [Int32: String] = [:]
-    for name in data.threadNames { names[name.tid] = name.name }
+    var given: [Int32: String] = [:]
+    var queues: [Int32: [(label: String, qos: String?)]] = [:]
+    for name in data.threadNames {
+      // A queue event says nothing of the name; a later name replaces an earlier one.
+      if !name.name.isEmpty || names[name.tid] == nil { names[name.tid] = name.name }
+      if let label = name.queue,
+        !(queues[name.tid] ?? []).contains(where: { $0.label == label && $0.qos == name.qos })
+      {
+        queues[name.tid, default: []].append((label, name.qos))
+      }
+    }
+    for name in data.threadNames { if let value = name.given { given[name.tid] = value } }
     threads = tids.sorted().enumerated().map { offset, tid in
       Thread(
-        tid: tid, number: offset + 1, name: names[tid] ?? "", role: "",
+        tid: tid, number: offset + 1, name: names[tid] ?? "", given: given[tid],
+        queues: queues[tid] ?? [], role: "",
         slices: (slices[tid] ?? []).sorted { ($0.start, $0.end) < ($1.start, $1.end) }, states: [])
     }
     for (position, thread) in threads.enumerated() { threadIndex[thread.tid] = position }
@@ -251,48 +362,144 @@ package struct TimelineModel: Sendable {
     }
   }
 
-  /// Says what each thread is, from its name and from what ran on it.
+  /// The label of the main queue, where the main actor's jobs run.
+  static let mainQueueLabel = "com.apple.main-thread"
+
+  /// Says what each thread is, from what squeeze recorded (the names it gave, the queues
+  /// threads ran jobs from), from what ran on it, and in older logs from the kernel's name.
+  /// Pool threads are numbered per quality of service by the order they first ran a job.
   private mutating func assignRoles() {
-    var mainActorThreads: Set<Int32> = []
+    var mainActor: Set<Int32> = []
     var actorThreads: Set<Int32> = []
     for task in data.tasks {
       for (position, transition) in task.transitions.enumerated() where position > 0 {
         guard transition.state == .running, transition.thread != 0 else { continue }
         let before = task.transitions[position - 1]
-        if before.executor == .mainActor { mainActorThreads.insert(transition.thread) }
+        if before.executor == .mainActor { mainActor.insert(transition.thread) }
         if before.executor == .actor { actorThreads.insert(transition.thread) }
       }
     }
+    let knowsGiven = data.threadNames.contains { $0.given != nil }
     let lowest = threads.first?.tid
+    var pools: [(position: Int, qos: String?, first: Double)] = []
     for position in threads.indices {
       let thread = threads[position]
-      var role: String
-      switch thread.name {
-      case "squeeze-actor": role = "actor executor"
-      case "squeeze-publish": role = "publisher"
-      case "squeeze-sampler": role = "sampler"
-      case "squeeze-beat": role = "heartbeat"
-      default:
-        if thread.name.hasSuffix(".overcommit") || thread.name.hasSuffix("overcommit") {
-          role = "dispatch worker"
-        } else if thread.name.hasSuffix("default-qos") {
-          role = "pool (default)"
-        } else if thread.name.hasSuffix("initiated-qos") {
-          role = "pool (user-initiated)"
-        } else if thread.name.hasSuffix("-qos") {
-          role = "pool"
-        } else if thread.tid == lowest && !thread.name.isEmpty {
-          role = "main thread"
-        } else {
-          role = thread.slices.isEmpty ? "" : "pool"
-        }
+      var role = ""
+      if thread.queues.contains(where: { $0.label == Self.mainQueueLabel }) {
+        mainActor.insert(thread.tid)
       }
-      if mainActorThreads.contains(thread.tid) { role = "main actor" }
-      if actorThreads.contains(thread.tid) && thread.name != "squeeze-actor" {
+      let poolQueue = thread.queues.first { $0.label != Self.mainQueueLabel }
+      if let given = thread.given {
+        threads[position].kind = given == "main thread" ? .mainThread : .own(given)
+      } else if let poolQueue {
+        pools.append((position, poolQueue.qos, Self.firstJob(of: thread)))
+      } else if thread.name.hasSuffix("overcommit") || !thread.queues.isEmpty {
+        threads[position].kind = .dispatchWorker
+      } else if let qos = Self.poolQoS(kernelName: thread.name) {
+        pools.append((position, qos, Self.firstJob(of: thread)))
+      } else if thread.name.hasSuffix("-qos") {
+        pools.append((position, nil, Self.firstJob(of: thread)))
+      } else if !knowsGiven, thread.tid == lowest, !thread.name.isEmpty {
+        threads[position].kind = .mainThread
+      } else if !knowsGiven, thread.name.hasPrefix("squeeze-") {
+        threads[position].kind = .own(thread.name)
+      } else if !thread.slices.isEmpty {
+        pools.append((position, nil, Self.firstJob(of: thread)))
+      }
+      switch threads[position].kind {
+      case .own("squeeze-actor"): role = "actor executor"
+      case .own("squeeze-publish"): role = "publisher"
+      case .own("squeeze-sampler"): role = "sampler"
+      case .own("squeeze-beat"): role = "heartbeat"
+      case .own("squeeze-list"): role = "listing"
+      case .own("squeeze-boundaries"): role = "rsyncable boundaries"
+      default: break
+      }
+      if mainActor.contains(thread.tid) { role = "main actor" }
+      if actorThreads.contains(thread.tid) && threads[position].kind != .own("squeeze-actor") {
         role = "ParallelCompressor"
       }
       threads[position].role = role
     }
+    // Numbered per pool, by the first job each ran (threads that ran none last, by tid).
+    var counts: [String: Int] = [:]
+    for pool in pools.sorted(by: { ($0.first, $0.position) < ($1.first, $1.position) }) {
+      let key = pool.qos ?? ""
+      let number = (counts[key] ?? 0) + 1
+      counts[key] = number
+      threads[pool.position].kind = .pool(qos: pool.qos, number: number)
+    }
+    mainActorThreads = threads.indices.filter { mainActor.contains(threads[$0].tid) }
+  }
+
+  /// When a thread first ran something (infinity when it never did).
+  private static func firstJob(of thread: Thread) -> Double {
+    thread.slices.first?.start ?? .infinity
+  }
+
+  /// The pool a kernel name says (older logs): the last 15 bytes of
+  /// `com.apple.root.<qos>-qos`, which Dispatch names its workers by.
+  static func poolQoS(kernelName name: String) -> String? {
+    guard name.hasSuffix("-qos") else { return nil }
+    for qos in ["user-interactive", "user-initiated", "default", "utility", "background"]
+    where ("com.apple.root." + qos + "-qos").hasSuffix(name) {
+      return qos
+    }
+    return nil
+  }
+
+  /// Each thread's time in each state while tasks were alive, and the pool's total.
+  private mutating func countShares() {
+    for position in threads.indices {
+      var shares = StateShares()
+      for run in threads[position].states {
+        let from = max(run.start, taskSpan.lowerBound)
+        let to = min(run.end, taskSpan.upperBound)
+        if to > from { shares.add(run.state, to - from) }
+      }
+      threads[position].shares = shares
+      if threads[position].isPool && shares.sampled > 0 {
+        poolShares = poolShares + shares
+        poolThreadCount += 1
+      }
+    }
+  }
+
+  /// The summary of the pool threads' states: "pool threads blocked 21 % of the time tasks
+  /// were alive (on CPU 76 %, idle 3 %; 2 threads, user-initiated)", or nil when no pool
+  /// thread was sampled.
+  package var poolSummary: String? {
+    guard poolThreadCount > 0 else { return nil }
+    let shares = poolShares
+    var pools: [String] = []
+    for thread in threads where thread.isPool && thread.shares.sampled > 0 {
+      if case .pool(let qos?, _) = thread.kind, !pools.contains(qos) { pools.append(qos) }
+    }
+    let which = pools.isEmpty ? "" : ", " + pools.joined(separator: " and ")
+    return
+      "pool threads blocked \(shares.percent(shares.blocked)) % of the time tasks were alive (on CPU \(shares.percent(shares.onCPU)) %, idle \(shares.percent(shares.idle)) %; \(poolThreadCount) thread\(poolThreadCount == 1 ? "" : "s")\(which))"
+  }
+
+  /// Where the main actor's jobs ran, as the log shows it, and why: on Linux, after
+  /// `dispatchMain()`, the main thread waits for signals and a Dispatch worker thread drains
+  /// the main queue. Nil when the log does not say (no main-actor job was recorded).
+  package var mainActorNote: String? {
+    guard !mainActorThreads.isEmpty else { return nil }
+    let labels = mainActorThreads.map { threads[$0].label }
+    let ran = "the main actor's jobs ran on " + labels.joined(separator: " and ")
+    let main = threads.first { $0.kind == .mainThread }
+    if let main, mainActorThreads.contains(where: { threads[$0].tid == main.tid }) {
+      return ran + ", the main thread"
+    }
+    var note = ran + " (Dispatch's worker for the main queue)"
+    if let main {
+      note += ", not on \(main.label), the main thread"
+      if main.shares.sampled > 0 {
+        note += " (idle \(main.shares.percent(main.shares.idle)) % of the time tasks were alive)"
+      }
+      note += ": after dispatchMain() the main thread only waits for signals"
+    }
+    return note
   }
 
   private static func figures(

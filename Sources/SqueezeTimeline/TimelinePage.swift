@@ -74,6 +74,12 @@ package struct TimelinePage {
     json.field("maxEnqueued", model.figures.maxEnqueued)
     json.field("maxActorQueue", model.figures.maxActorQueue)
     json.field("leaked", data.end?.leakedContinuations ?? 0)
+    // The threads' signature and where the main actor ran, in the SVG's words.
+    json.key("notes")
+    json.beginArray()
+    if let summary = model.poolSummary { json.string(summary) }
+    if let note = model.mainActorNote { json.string("Note: " + note) }
+    json.endArray()
     json.endObject()
     json.key("legend")
     json.beginArray()
@@ -94,11 +100,19 @@ package struct TimelinePage {
     json.endObject()
     json.key("threads")
     json.beginArray()
+    // Each thread: tid, its name in the drawing, its role, then its shares of the time
+    // tasks were alive in whole percent (on CPU, blocked, idle), or nothing when unsampled.
     for thread in model.threads {
       json.beginArray()
       json.integer(thread.tid)
-      json.string(thread.name)
+      json.string(thread.displayName)
       json.string(thread.role)
+      let shares = thread.shares
+      if shares.sampled > 0 {
+        json.integer(shares.percent(shares.onCPU))
+        json.integer(shares.percent(shares.blocked))
+        json.integer(shares.percent(shares.idle))
+      }
       json.endArray()
     }
     json.endArray()
@@ -320,7 +334,7 @@ package struct TimelinePage {
     #tip{position:fixed;max-width:560px;background:#212529;color:#f8f9fa;padding:6px 8px;border-radius:4px;pointer-events:none;white-space:pre-wrap;font-size:11px;line-height:1.35}
     </style></head>
     <body>
-    <div id="head"><h1 id="title"></h1><p id="facts"></p><p id="measured"></p><p id="problems" style="color:\(Palette.hang)"></p><p id="legend"></p>
+    <div id="head"><h1 id="title"></h1><p id="facts"></p><p id="measured"></p><p id="problems" style="color:\(Palette.hang)"></p><p id="legend"></p><div id="notes"></div>
     <p id="help">wheel: scroll tasks · Ctrl+wheel (or wheel over the tracks): zoom · drag: pan · 0: reset</p></div>
     <canvas id="view"></canvas>
     <div id="tip" hidden></div>
@@ -365,7 +379,7 @@ package struct TimelinePage {
       tasks[ch[k]].chunks.push({index: ch[k + 1], enq: ch[k + 2], start: ch[k + 3], end: ch[k + 4], th: ch[k + 5]});
     }
     const order = tasks.slice().sort((a, b) => (a.tr[0].t - b.tr[0].t) || (a.id - b.id));
-    const threads = D.threads.map(([tid, name, role], i) => ({tid, name, role, n: i + 1, slices: [], states: []}));
+    const threads = D.threads.map(([tid, name, role, ...shares], i) => ({tid, name, role, shares, n: i + 1, slices: [], states: []}));
     for (const task of tasks) {
       for (let k = 0; k < task.tr.length; k++) {
         const tr = task.tr[k];
@@ -433,14 +447,14 @@ package struct TimelinePage {
     // Layout.
     const canvas = document.getElementById("view"), tip = document.getElementById("tip");
     const ctx = canvas.getContext("2d");
-    const LEFT = 250, RIGHT = 40, TRACKS = [["Running", 70, "r"], ["Enqueued", 50, "e"], ["Actor queue", 30, "a"], ["Main-actor lag", 70, "lag"]];
+    const LEFT = 250, RIGHT = 70, TRACKS = [["Running", 70, "r"], ["Enqueued", 50, "e"], ["Actor queue", 30, "a"], ["Main-actor lag", 70, "lag"]];
     const laneH = tasks.length <= 2000 ? 10 : 3, threadH = 16;
     let t0 = 0, t1 = DUR, scroll = 0, W = 800, H = 600;
     function plotW() { return W - LEFT - RIGHT; }
     function xOf(t) { return LEFT + (t - t0) / (t1 - t0) * plotW(); }
     function tOf(x) { return t0 + (x - LEFT) / plotW() * (t1 - t0); }
     function layout() {
-      let y = 8; const rows = [];
+      let y = 22; const rows = [];
       for (const [name, h, key] of TRACKS) { rows.push({kind: "track", name, key, y, h}); y += h + 10; }
       y += 14; const threadTop = y; y += threads.length * threadH + 24;
       return {rows, threadTop, taskTop: y};
@@ -491,6 +505,11 @@ package struct TimelinePage {
         const y = L.threadTop + i * threadH;
         ctx.fillStyle = "#f8f9fa"; ctx.fillRect(LEFT, y, pw, threadH);
         text("T" + th.n + " " + fit((th.name || "tid " + th.tid) + (th.role ? " · " + th.role : ""), LEFT - 20 - 6.1 * (String(th.n).length + 2), 10), 12, y + 11, 10, "#111");
+        // Its shares of the time tasks were alive: on CPU, blocked, idle.
+        if (th.shares.length === 3) {
+          let x = LEFT + pw + 10; ctx.fillStyle = "#f8f9fa"; ctx.fillRect(x, y + 3, 48, 8);
+          [[th.shares[0], COLOR.cpu], [th.shares[1], COLOR.blocked], [th.shares[2], COLOR.idle]].forEach(([p, color]) => { ctx.fillStyle = color; ctx.fillRect(x, y + 3, 48 * p / 100, 8); x += 48 * p / 100; });
+        }
         for (let k = Math.max(0, lowerBound(th.slices, t0 - DUR, "s")); k < th.slices.length; k++) {
           const s = th.slices[k]; if (s.s > t1) break; if (s.e < t0) continue;
           ctx.fillStyle = s.chunk >= 0 ? COLOR.chunk : COLOR.run; const x0 = xOf(Math.max(s.s, t0)); ctx.fillRect(x0, y + 1, Math.max(0.5, xOf(Math.min(s.e, t1)) - x0), 9);
@@ -520,10 +539,12 @@ package struct TimelinePage {
           ctx.fillStyle = COLOR.chunk; const x0 = xOf(Math.max(c.start, t0)); ctx.fillRect(x0, y + laneH * 0.45, Math.max(0.5, xOf(Math.min(e, t1)) - x0), laneH * 0.55 - 1);
         }
       }
-      // Axis along the top of the task lanes.
-      ctx.fillStyle = "#fff"; ctx.fillRect(LEFT, top - 22, pw, 12);
+      // Axes along the top of the tracks and of the task lanes.
       const span = t1 - t0, p10 = Math.pow(10, Math.floor(Math.log10(span / 10))); const step = [1, 2, 5, 10].map(m => m * p10).find(s => span / s <= 12) || 10 * p10;
-      for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) { text((t / 1e6).toFixed(step >= 1e6 ? 0 : step >= 1e5 ? 1 : step >= 1e4 ? 2 : 4) + " s", xOf(t), top - 12, 10, "#495057", "center"); }
+      for (const axisY of [L.rows[0].y - 4, top - 12]) {
+        ctx.fillStyle = "#fff"; ctx.fillRect(LEFT - 20, axisY - 10, pw + 40, 12);
+        for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) { text((t / 1e6).toFixed(step >= 1e6 ? 0 : step >= 1e5 ? 1 : step >= 1e4 ? 2 : 4) + " s", xOf(t), axisY, 10, "#495057", "center"); }
+      }
     }
     // Hover.
     function hit(x, y) {
@@ -541,6 +562,7 @@ package struct TimelinePage {
         const s = th.slices.find(s => s.s - tol <= t && t <= s.e + tol);
         const st = th.states.find(r => r.s <= t && t <= r.e);
         let out = "T" + th.n + " tid " + th.tid + (th.name ? " " + th.name : "") + (th.role ? " · " + th.role : "");
+        if (th.shares.length === 3) out += "\non CPU " + th.shares[0] + " %, blocked " + th.shares[1] + " %, idle " + th.shares[2] + " % of the time tasks were alive (sampled)";
         if (st) out += "\n" + (st.c === 0 ? "on CPU" : st.c === 1 ? "idle" : "blocked" + (st.c > 2 ? " in " + (D.sys[st.c - 3] || "syscall " + (st.c - 3)) : "")) + " (sampled)";
         if (s) out += "\n" + s.task.file + (s.chunk >= 0 ? ", chunk " + s.task.chunks[s.chunk].index : "") + ": running " + dur(s.e - s.s) + "\n" + narrative(s.task);
         return out;
@@ -580,6 +602,7 @@ package struct TimelinePage {
     document.getElementById("title").textContent = M.title;
     document.getElementById("facts").textContent = M.facts;
     document.getElementById("measured").textContent = M.measured;
+    for (const note of M.notes) { const p = document.createElement("p"); p.textContent = note; document.getElementById("notes").appendChild(p); }
     if (M.leaked > 0) document.getElementById("problems").textContent = M.leaked + " task(s) still suspended on a continuation when the run ended";
     const legend = document.getElementById("legend");
     for (const [name, color] of D.legend) { const span = document.createElement("span"); const box = document.createElement("i"); box.style.background = color; span.appendChild(box); span.appendChild(document.createTextNode(name)); legend.appendChild(span); }

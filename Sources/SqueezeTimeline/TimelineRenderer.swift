@@ -46,8 +46,8 @@ package struct TimelineRenderer {
   package static let width = 1400.0
   /// Where plots start: the labels' margin is left of it.
   package static let left = 250.0
-  /// Space right of the plots (half a time label fits).
-  static let right = 40.0
+  /// Space right of the plots: half a time label, and each thread's bar of states.
+  static let right = 70.0
   /// The plots' width.
   static var plotWidth: Double { width - left - right }
   /// Labels start here.
@@ -90,9 +90,10 @@ package struct TimelineRenderer {
       color: Palette.actorQueue, mark: nil)
     y = lagTrack(into: &body, top: y + 14, height: 80)
     y = threadLanes(into: &body, top: y + 22)
-    y = taskLanes(into: &body, top: y + 22)
+    let taskTop = y + 36
+    y = taskLanes(into: &body, top: taskTop)
     let plotBottom = y
-    axis(into: &body, top: plotTop, bottom: plotBottom)
+    axis(into: &body, top: plotTop, bottom: plotBottom, labelsAbove: [plotTop, taskTop])
     let height = (plotBottom + 44).rounded(.up)
     let width = Int(Self.width)
     return """
@@ -178,7 +179,42 @@ package struct TimelineRenderer {
       x += itemWidth
     }
     body.raw("</g>")
-    return y + 30
+    // What the threads did, and where the main actor ran: a stage's signature in words.
+    let notes = [model.poolSummary, model.mainActorNote.map { "Note: " + $0 }].compactMap { $0 }
+    if !notes.isEmpty {
+      // The pool's shares as numbers too, for scripts (scripts/demo-contention's table).
+      let pool = model.poolShares
+      body.raw(
+        "<g id=\"thread-notes\" data-pool-on-cpu=\"\(pool.percent(pool.onCPU))\" data-pool-blocked=\"\(pool.percent(pool.blocked))\" data-pool-idle=\"\(pool.percent(pool.idle))\">"
+      )
+      for note in notes {
+        for line in Self.wrap(note, width: usable, size: 11) {
+          y += 16
+          body.label(line, x: Self.labelX, y: y + 9, size: 11, fill: "#212529")
+        }
+      }
+      body.raw("</g>")
+    }
+    // Room for the time axis's labels above the first track.
+    return y + 44
+  }
+
+  /// `text` cut into lines of at most `width` pixels at spaces (a word too long for a line
+  /// is shortened with "…").
+  static func wrap(_ text: String, width: Double, size: Double) -> [String] {
+    var lines: [String] = []
+    var line = ""
+    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+      let candidate = line.isEmpty ? String(word) : line + " " + word
+      if TimelineFont.width(candidate, size: size) <= width || line.isEmpty {
+        line = candidate
+      } else {
+        lines.append(line)
+        line = String(word)
+      }
+    }
+    lines.append(line)
+    return lines.map { TimelineFont.fit($0, width: width, size: size) }
   }
 
   // MARK: - Count tracks
@@ -345,8 +381,8 @@ package struct TimelineRenderer {
     body.raw("<g id=\"thread-lanes\">")
     body.label("Threads", x: Self.labelX, y: top - 6, size: 12, weight: "bold")
     body.label(
-      "what ran on each, and its state (on CPU, blocked, idle)", x: Self.left, y: top - 6,
-      size: 10, fill: "#495057")
+      "what ran on each, and its state (on CPU, blocked, idle); right: its shares while tasks were alive",
+      x: Self.left, y: top - 6, size: 10, fill: "#495057")
     guard !threads.isEmpty else {
       body.label(
         "no thread data (a schema-1 log)", x: Self.labelX, y: top + 14, size: 10,
@@ -362,13 +398,14 @@ package struct TimelineRenderer {
     for (position, thread) in threads.enumerated() {
       let laneY = top + Double(position) * laneHeight
       // "T3 " stays whole; the name and role are shortened from the left when too long.
-      var label = thread.name.isEmpty ? "tid \(thread.tid)" : thread.name
+      var label = thread.displayName
       if !thread.role.isEmpty { label += " · \(thread.role)" }
       let prefix = thread.label + " "
       let room = Self.labelEnd - Self.labelX - TimelineFont.width(prefix, size: 10)
       body.label(
         prefix + TimelineFont.fit(label, width: room, size: 10), x: Self.labelX, y: laneY + 11,
         size: 10)
+      shareBar(thread, into: &body, y: laneY + 3)
       body.raw(
         "<g class=\"thread-lane\"><title>\(SVGBuilder.escape(threadSummary(thread)))</title>")
       var taskPath = ""
@@ -419,10 +456,41 @@ package struct TimelineRenderer {
     return top + Double(threads.count) * laneHeight
   }
 
+  /// The width of a thread's bar of states, right of its lane.
+  static let shareBarWidth = 48.0
+
+  /// A thread's time on CPU, blocked and idle while tasks were alive, as a bar of three
+  /// parts right of its lane (its own plot area), with the shares in its title: pool
+  /// threads blocked in `blocking`, on CPU in `nonisolated`, at a glance.
+  private func shareBar(_ thread: TimelineModel.Thread, into body: inout SVGBuilder, y: Double) {
+    let shares = thread.shares
+    guard shares.sampled > 0 else { return }
+    let x0 = Self.left + Self.plotWidth + 10
+    body.raw(
+      "<g class=\"thread-shares\" data-tid=\"\(thread.tid)\" data-on-cpu=\"\(shares.percent(shares.onCPU))\" data-blocked=\"\(shares.percent(shares.blocked))\" data-idle=\"\(shares.percent(shares.idle))\"><title>\(SVGBuilder.escape("\(thread.label) \(thread.displayName): \(shares.text) of the time tasks were alive (sampled)"))</title>"
+    )
+    body.plot(x: x0, y: y, width: Self.shareBarWidth, height: 8)
+    var x = x0
+    for (state, seconds, color) in [
+      (ThreadState.running, shares.onCPU, Palette.threadRunning),
+      (.blocked, shares.blocked, Palette.threadBlocked), (.idle, shares.idle, Palette.threadIdle),
+    ] where seconds > 0 {
+      let width = seconds / shares.sampled * Self.shareBarWidth
+      body.raw(
+        "<rect class=\"share-\(state.rawValue)\" x=\"\(SVGBuilder.number(x))\" y=\"\(SVGBuilder.number(y))\" width=\"\(SVGBuilder.number(width))\" height=\"8\" fill=\"\(color)\"/>"
+      )
+      x += width
+    }
+    body.raw("</g>")
+  }
+
   /// A thread's story: what ran on it, how busy it was, where it blocked.
   func threadSummary(_ thread: TimelineModel.Thread) -> String {
-    var text = "\(thread.label): tid \(thread.tid)"
-    if !thread.name.isEmpty { text += ", \"\(thread.name)\"" }
+    var text = "\(thread.label) \(thread.displayName): tid \(thread.tid)"
+    if !thread.name.isEmpty && thread.name != thread.displayName {
+      text += ", kernel name \"\(thread.name)\""
+    }
+    if let queue = thread.queues.first { text += ", ran jobs from \"\(queue.label)\"" }
     if !thread.role.isEmpty { text += ", \(thread.role)" }
     let busy = thread.slices.reduce(0.0) { $0 + ($1.end - $1.start) }
     let tasks = Set(thread.slices.filter { $0.chunk < 0 }.map(\.task)).count
@@ -494,7 +562,7 @@ package struct TimelineRenderer {
       (data.tasks[$0].created, data.tasks[$0].id) < (data.tasks[$1].created, data.tasks[$1].id)
     }
     body.raw("<g id=\"task-lanes\">")
-    body.label("Tasks", x: Self.labelX, y: top - 6, size: 12, weight: "bold")
+    body.label("Tasks", x: Self.labelX, y: top - 20, size: 12, weight: "bold")
     guard !order.isEmpty else {
       body.raw("</g>")
       return top
@@ -502,14 +570,14 @@ package struct TimelineRenderer {
     let bottom: Double
     if order.count <= Self.laneTaskLimit {
       body.label(
-        "one lane per task, by creation time; hover for its story", x: Self.left, y: top - 6,
+        "one lane per task, by creation time; hover for its story", x: Self.left, y: top - 20,
         size: 10, fill: "#495057")
       bottom = laneEach(order, into: &body, top: top)
     } else {
       let perRow = (order.count + Self.binnedRows - 1) / Self.binnedRows
       body.label(
         "\(ByteFormat.count(order.count)) tasks, \(perRow) to a 2-pixel row by creation time; each column shows the most active state; hover a group for its tasks",
-        x: Self.left, y: top - 6, size: 10, fill: "#495057")
+        x: Self.left, y: top - 20, size: 10, fill: "#495057")
       bottom = lanesBinned(order, perRow: perRow, into: &body, top: top)
     }
     body.raw("</g>")
@@ -733,8 +801,12 @@ package struct TimelineRenderer {
 
   // MARK: - Axis
 
-  /// The time axis: vertical grid lines across every track and labelled ticks below.
-  private func axis(into body: inout SVGBuilder, top: Double, bottom: Double) {
+  /// The time axis: vertical grid lines across every track, labelled ticks below the last
+  /// one, and the same labels just above each of `labelsAbove` (the top of the tracks, the
+  /// top of the task lanes), so a tall picture has its times in view wherever one looks.
+  private func axis(
+    into body: inout SVGBuilder, top: Double, bottom: Double, labelsAbove: [Double] = []
+  ) {
     let step = Self.tickStep(for: duration)
     body.raw("<g id=\"time-axis\">")
     var tick = 0.0
@@ -747,6 +819,11 @@ package struct TimelineRenderer {
       body.label(
         "\(ByteFormat.fixed(tick, decimals)) s", x: tickX, y: bottom + 18, size: 11,
         fill: "#212529", anchor: "middle")
+      for above in labelsAbove {
+        body.label(
+          "\(ByteFormat.fixed(tick, decimals)) s", x: tickX, y: above - 5, size: 10,
+          fill: "#495057", anchor: "middle")
+      }
       tick += step
     }
     body.label(

@@ -114,7 +114,7 @@ import Testing
       #expect(result.status == 0, "\(isolation): \(result.stderrText)")
       let data = try TaskLogData.parse(Array(try Data(contentsOf: URL(fileURLWithPath: log))))
       #expect(data.start.isolation == isolation.rawValue)
-      #expect(data.start.schema == 2)
+      #expect(data.start.schema == 3)
       #expect(data.start.jobs == 4)
       #expect(data.tasks.count == files, "\(isolation): one task per file")
       #expect(data.tasks.allSatisfy { $0.transitions.last?.state == .finished }, "\(isolation)")
@@ -136,7 +136,40 @@ import Testing
       #expect(end.maxRunning == replay.maxRunning, "\(isolation): maxRunning is the replay's")
       let cpus = data.start.cpus
       let names = Dictionary(
-        data.threadNames.map { ($0.tid, $0.name) }, uniquingKeysWith: { _, last in last })
+        data.threadNames.filter { !$0.name.isEmpty }.map { ($0.tid, $0.name) },
+        uniquingKeysWith: { _, last in last })
+      // What squeeze knows of the threads that ran tasks, beyond the kernel's 15 bytes: the
+      // Dispatch queue each ran jobs from (with its QoS), or the name squeeze gave it.
+      var queues: [Int32: Set<String>] = [:]
+      var given: [Int32: String] = [:]
+      for thread in data.threadNames {
+        if let queue = thread.queue {
+          queues[thread.tid, default: []].insert(queue + " " + (thread.qos ?? "-"))
+        }
+        if let name = thread.given { given[thread.tid] = name }
+      }
+      let known = replay.threadsRunning.map { tid in
+        given[tid].map { [$0] } ?? queues[tid]?.sorted() ?? []
+      }
+      switch isolation {
+      case .mainActor:
+        #expect(known == [["com.apple.main-thread -"]], "the main queue's worker")
+      case .actor:
+        #expect(known == [["squeeze-actor"]])
+      case .nonisolated, .blocking:
+        #expect(
+          known.allSatisfy { $0 == ["Swift global concurrent queue user-initiated"] },
+          "\(isolation): \(known)")
+      case .detached:
+        #expect(
+          known.contains { $0.contains("Swift global concurrent queue default") }, "\(known)")
+      }
+      // The heartbeat's main-actor jobs say which thread runs the main actor: one that is
+      // not the process's main thread (on Linux, after dispatchMain()).
+      let mainQueue = Set(
+        data.threadNames.filter { $0.queue == "com.apple.main-thread" }.map(\.tid))
+      let mainThread = given.first { $0.value == "main thread" }?.key
+      #expect(!mainQueue.isEmpty && mainThread != nil && !mainQueue.contains(mainThread ?? 0))
       switch isolation {
       case .mainActor, .actor:
         #expect(end.maxRunning == 1, "\(isolation) compresses one file at a time")
@@ -223,7 +256,8 @@ import Testing
     #expect(result.status == 0, "\(result.stderrText)")
     let data = try TaskLogData.parse(try folder.read("run.jsonl"))
     let names = Dictionary(
-      data.threadNames.map { ($0.tid, $0.name) }, uniquingKeysWith: { _, last in last })
+      data.threadNames.filter { !$0.name.isEmpty }.map { ($0.tid, $0.name) },
+      uniquingKeysWith: { _, last in last })
     let taskThreads = Replay(data).threadsRunning
     var calls: [String: [Int32]] = [:]
     for line in try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n") {

@@ -83,14 +83,15 @@ import Testing
     }
   }
 
-  @Test func theLogWritesEachSchema2EventWithItsKeys() throws {
+  @Test func theLogWritesEachSchema3EventWithItsKeys() throws {
     let folder = TemporaryFolder("log")
     let path = folder.url("run.jsonl")
     let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
     log.start(
       version: "1", isolation: "actor", jobs: 4, level: 6, engine: "zlib", cpus: 2,
       files: 3, bytes: 99, chunkSize: 131072)
-    log.thread(tid: 7, name: "squeeze-publish", at: MonotonicClock.now())
+    log.thread(
+      tid: 7, name: "squeeze-boundar", given: "squeeze-boundaries", at: MonotonicClock.now())
     let tracker = TaskTracker(log: log)
     log.sample(
       tracker.counters, mainActorLagMilliseconds: 0.4,
@@ -115,9 +116,21 @@ import Testing
       hangs: HangReport(hangs: 1, microhangs: 0, worstLag: 0.612), leakedContinuations: 0)
     log.flush()
     let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-    let events = try lines.map {
+    let all = try lines.map {
       try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
     }
+    // The thread that ran the task's code said, once, which Dispatch queue it ran a job from
+    // (this test runs on one of the cooperative pool's), before its first running event.
+    let queues = all.filter { $0["queue"] != nil }
+    #expect(queues.count <= 1)
+    if let queue = queues.first {
+      #expect(Set(queue.keys).isSubset(of: ["event", "t", "tid", "queue", "qos"]))
+      #expect((queue["tid"] as? NSNumber)?.int32Value == squeeze_thread_id())
+      let position = all.firstIndex { $0["queue"] != nil } ?? 0
+      let running = all.firstIndex { $0["state"] as? String == "running" } ?? 0
+      #expect(position < running)
+    }
+    let events = all.filter { $0["queue"] == nil }
     func kind(_ event: [String: Any]) -> String {
       let name = event["event"] as? String ?? "?"
       guard name == "task" || name == "chunk" else { return name }
@@ -134,7 +147,7 @@ import Testing
         "event", "t", "schema", "version", "arch", "isolation", "jobs", "level", "engine", "cpus",
         "files", "bytes", "blockSize",
       ],
-      "thread": ["event", "t", "tid", "name"],
+      "thread": ["event", "t", "tid", "name", "given"],
       "sample": [
         "event", "t", "running", "enqueued", "suspended", "alive", "total", "completed",
         "actorQueue", "threads", "mainActorLagMs",
@@ -156,8 +169,9 @@ import Testing
         #expect(Set(event.keys) == keys, "\(kind(event))")
       }
     }
-    #expect((events[0]["schema"] as? NSNumber)?.intValue == 2)
-    #expect(events[1]["name"] as? String == "squeeze-publish")
+    #expect((events[0]["schema"] as? NSNumber)?.intValue == 3)
+    #expect(events[1]["name"] as? String == "squeeze-boundar")
+    #expect(events[1]["given"] as? String == "squeeze-boundaries", "the name squeeze gave, whole")
     let threads = try #require(events[2]["threads"] as? [[String: Any]])
     #expect(threads.count == 2)
     #expect(threads[0]["state"] as? String == "blocked")

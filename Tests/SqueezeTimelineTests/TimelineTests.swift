@@ -573,7 +573,7 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
       T.draw();
       const L = T.layout();
       const out = {calls, stories: T.tasks.map(T.narrative),
-        taskHover: T.hit(600, L.taskTop + 2), threadHover: T.hit(600, L.threadTop + 20), trackHover: T.hit(600, 20)};
+        taskHover: T.hit(600, L.taskTop + 2), threadHover: T.hit(600, L.threadTop + 20), trackHover: T.hit(600, L.rows[0].y + 10)};
       console.log(JSON.stringify(out));
       """#
     try folder.write("harness.js", text: harness)
@@ -593,5 +593,161 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect((out["taskHover"] as? String)?.contains("dir/file") == true)
     #expect((out["trackHover"] as? String)?.hasPrefix("running ") == true)
     #expect(out["threadHover"] is String)
+  }
+}
+
+/// The threads' signature on the page: each thread's shares of CPU, blocked and idle, the
+/// pool's total, the names squeeze knows, and where the main actor's jobs ran, checked
+/// against a log made by hand whose shares are known.
+@Suite struct ThreadSignatureTests {
+  /// Tasks alive from 0 to 0.1 s; thread states read at 0, 0.025, 0.05, 0.075 and 0.1 s
+  /// (each holds until the next). Pool thread 10 (the second to run a job): running,
+  /// running, blocked, blocked: on CPU 50 %, blocked 50 %. Pool thread 11 (the first):
+  /// running, idle, running, idle: on CPU 50 %, idle 50 %. The pool: on CPU 50 %, blocked
+  /// 25 %, idle 25 %. The main thread (5) idle throughout; the main queue's worker (6) ran
+  /// the heartbeat's main-actor jobs; the publisher (12) is squeeze's own.
+  static let log: [UInt8] = {
+    func sample(_ t: Double, _ states: [(Int, String)]) -> String {
+      let threads = states.map {
+        #"{"tid":\#($0.0),"state":"\#($0.1)"\#($0.1 == "blocked" ? #","syscall":74"# : "")}"#
+      }
+      return
+        #"{"event":"sample","t":\#(t),"running":1,"enqueued":0,"suspended":0,"alive":2,"total":2,"completed":0,"actorQueue":0,"threads":[\#(threads.joined(separator: ","))],"mainActorLagMs":0.5}"#
+    }
+    let lines = [
+      #"{"event":"start","t":0,"schema":3,"version":"t","arch":"x86_64","isolation":"blocking","jobs":2,"level":6,"cpus":2,"files":2,"bytes":10}"#,
+      #"{"event":"thread","t":0,"tid":5,"name":"squeeze","given":"main thread"}"#,
+      #"{"event":"thread","t":0,"tid":6,"name":"-qos.overcommit"}"#,
+      #"{"event":"thread","t":0,"tid":10,"name":"r-initiated-qos"}"#,
+      #"{"event":"thread","t":0,"tid":11,"name":"r-initiated-qos"}"#,
+      #"{"event":"thread","t":0,"tid":12,"name":"squeeze-publish","given":"squeeze-publish"}"#,
+      #"{"event":"thread","t":0,"tid":6,"queue":"com.apple.main-thread"}"#,
+      #"{"event":"task","t":0,"id":1,"file":"a","state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0,"id":2,"file":"b","state":"enqueued","on":"pool"}"#,
+      sample(0, [(5, "idle"), (6, "idle"), (10, "running"), (11, "running"), (12, "idle")]),
+      #"{"event":"thread","t":0.001,"tid":11,"queue":"Swift global concurrent queue","qos":"user-initiated"}"#,
+      #"{"event":"task","t":0.001,"id":1,"state":"running","thread":11}"#,
+      sample(0.025, [(5, "idle"), (6, "idle"), (10, "running"), (11, "idle"), (12, "idle")]),
+      #"{"event":"thread","t":0.05,"tid":10,"queue":"Swift global concurrent queue","qos":"user-initiated"}"#,
+      #"{"event":"task","t":0.05,"id":2,"state":"running","thread":10}"#,
+      sample(0.05, [(5, "idle"), (6, "idle"), (10, "blocked"), (11, "running"), (12, "idle")]),
+      sample(0.075, [(5, "idle"), (6, "idle"), (10, "blocked"), (11, "idle"), (12, "idle")]),
+      #"{"event":"task","t":0.1,"id":1,"state":"finished"}"#,
+      #"{"event":"task","t":0.1,"id":2,"state":"finished"}"#,
+      sample(0.1, [(5, "idle"), (6, "idle"), (10, "idle"), (11, "idle"), (12, "idle")]),
+      #"{"event":"end","t":0.1,"files":2,"failed":0}"#,
+    ]
+    return Array((lines.joined(separator: "\n") + "\n").utf8)
+  }()
+
+  static func model() throws -> TimelineModel {
+    TimelineModel(data: try TaskLogData.parse(log))
+  }
+
+  @Test func eachThreadsSharesAreTheLogs() throws {
+    let model = try Self.model()
+    func shares(_ tid: Int32) -> [Int] {
+      guard let thread = model.threads.first(where: { $0.tid == tid }) else { return [] }
+      let shares = thread.shares
+      return [
+        shares.percent(shares.onCPU), shares.percent(shares.blocked), shares.percent(shares.idle),
+      ]
+    }
+    #expect(shares(10) == [50, 50, 0])
+    #expect(shares(11) == [50, 0, 50])
+    #expect(shares(5) == [0, 0, 100])
+    #expect(abs(model.poolShares.sampled - 0.2) < 1e-9, "two pool threads, 0.1 s each")
+    let summary =
+      "pool threads blocked 25 % of the time tasks were alive (on CPU 50 %, idle 25 %; 2 threads, user-initiated)"
+    #expect(model.poolSummary == summary)
+    // The SVG: a bar per thread whose numbers are these, and the summary in its header.
+    let svg = TimelineRenderer(model: model).svg()
+    #expect(
+      svg.contains(
+        #"class="thread-shares" data-tid="10" data-on-cpu="50" data-blocked="50" data-idle="0""#))
+    #expect(
+      svg.contains(
+        #"class="thread-shares" data-tid="11" data-on-cpu="50" data-blocked="0" data-idle="50""#))
+    #expect(svg.contains(">\(summary)</text>"))
+    #expect(
+      svg.contains(
+        #"id="thread-notes" data-pool-on-cpu="50" data-pool-blocked="25" data-pool-idle="25""#))
+    // The page: the same numbers in its data block, and the same summary.
+    let block = try TimelineDrawingTests.dataBlock(of: TimelinePage(model: model).html())
+    let threads = try #require(block["threads"] as? [[Any]])
+    let byTid = Dictionary(
+      uniqueKeysWithValues: threads.compactMap { entry in
+        (entry.first as? Int).map { ($0, Array(entry.dropFirst(3)).compactMap { $0 as? Int }) }
+      })
+    #expect(byTid[10] == [50, 50, 0])
+    #expect(byTid[11] == [50, 0, 50])
+    let notes = try #require((block["meta"] as? [String: Any])?["notes"] as? [String])
+    #expect(notes.first == summary)
+  }
+
+  @Test func threadsAreNamedByWhatSqueezeKnowsNotTheKernelsFifteenBytes() throws {
+    let model = try Self.model()
+    let names = Dictionary(
+      uniqueKeysWithValues: model.threads.map { ($0.tid, $0.displayName) })
+    // Numbered by the order they first ran a job (11 before 10), not by thread id.
+    #expect(names[11] == "pool (user-initiated) 1")
+    #expect(names[10] == "pool (user-initiated) 2")
+    #expect(names[12] == "squeeze-publish")
+    #expect(names[5] == "main thread")
+    #expect(names[6] == "dispatch worker")
+    let svg = TimelineRenderer(model: model).svg()
+    let labels = try SVGGeometry.read(svg).labels.map(\.text)
+    for name in ["T3 pool (user-initiated) 2", "T4 pool (user-initiated) 1", "T1 main thread"] {
+      #expect(labels.contains(name), "\(name)")
+    }
+    #expect(labels.contains { $0.hasPrefix("T5 squeeze-publish") })
+    #expect(labels.contains("T2 dispatch worker · main actor"))
+    #expect(!labels.contains { $0.contains("r-initiated-qos") }, "not the kernel's name")
+    let block = try TimelineDrawingTests.dataBlock(of: TimelinePage(model: model).html())
+    let threads = try #require(block["threads"] as? [[Any]])
+    #expect(
+      threads.compactMap { $0.count > 1 ? $0[1] as? String : nil }.contains(
+        "pool (user-initiated) 1"))
+  }
+
+  @Test func thePageSaysWhereTheMainActorsJobsRan() throws {
+    let model = try Self.model()
+    let note = try #require(model.mainActorNote)
+    #expect(note.hasPrefix("the main actor's jobs ran on T2"))
+    #expect(note.contains("not on T1, the main thread (idle 100 %"))
+    let svg = TimelineRenderer(model: model).svg()
+    #expect(svg.contains("Note: the main actor&apos;s jobs ran on T2"))
+    let block = try TimelineDrawingTests.dataBlock(of: TimelinePage(model: model).html())
+    let notes = try #require((block["meta"] as? [String: Any])?["notes"] as? [String])
+    #expect(notes.last == "Note: " + note)
+  }
+
+  @Test func aSchema2LogNamesPoolThreadsFromTheirKernelNames() throws {
+    let lines = [
+      #"{"event":"start","t":0,"schema":2,"isolation":"detached","jobs":2,"cpus":2}"#,
+      #"{"event":"thread","t":0,"tid":40,"name":"squeeze"}"#,
+      #"{"event":"thread","t":0,"tid":41,"name":"oot.default-qos"}"#,
+      #"{"event":"thread","t":0,"tid":42,"name":"r-initiated-qos"}"#,
+      #"{"event":"task","t":0.001,"id":1,"file":"a","state":"enqueued","on":"pool"}"#,
+      #"{"event":"task","t":0.002,"id":1,"state":"running","thread":41}"#,
+      #"{"event":"task","t":0.003,"id":1,"state":"finished"}"#,
+    ]
+    let model = TimelineModel(
+      data: try TaskLogData.parse(Array((lines.joined(separator: "\n") + "\n").utf8)))
+    #expect(
+      model.threads.map(\.displayName) == [
+        "main thread", "pool (default) 1", "pool (user-initiated) 1",
+      ])
+  }
+
+  @Test func timeLabelsSitAboveTheTracksAndAboveTheTaskLanes() throws {
+    let svg = TimelineRenderer(model: try Self.model()).svg()
+    let geometry = try SVGGeometry.read(svg)
+    let zero = geometry.labels.filter { $0.text == "0.00 s" }.map(\.box.y0).sorted()
+    #expect(zero.count == 3, "above the tracks, above the tasks, below everything")
+    let running = try #require(geometry.labels.first { $0.text == "Running" })
+    let tasks = try #require(geometry.labels.first { $0.text == "Tasks" })
+    #expect(zero[0] < running.box.y0 + 14, "at the top of the first track")
+    #expect(zero[1] > tasks.box.y0 && zero[1] < tasks.box.y1 + 16, "just above the task lanes")
   }
 }

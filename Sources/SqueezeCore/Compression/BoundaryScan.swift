@@ -87,10 +87,8 @@ final class BoundaryScan: Sendable {
     } catch {
       throw .cannotRead(error)
     }
-    // Unnamed, as it has always been: a name set through Foundation's `Thread.name` before
-    // the thread starts never reached the kernel, and "squeeze-boundaries" is longer than
-    // the 15 bytes Linux keeps. The task log's `thread` events name it "squeeze".
-    SystemThread.start(name: nil) { [self] in
+    // Named in full in the task log's `thread` events; the kernel keeps "squeeze-boundar".
+    SystemThread.start(name: "squeeze-boundaries") { [self] in
       self.scan(copy, length: length, chunking: chunking)
       Descriptor.close(copy)
     }
