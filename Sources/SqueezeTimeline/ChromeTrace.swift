@@ -142,7 +142,9 @@ package struct ChromeTrace {
       return name
     }
     for thread in model.threads {
-      var name = "\(thread.label) \(thread.name.isEmpty ? "tid \(thread.tid)" : thread.name)"
+      // The name the page draws (squeeze's own name, "pool (user-initiated) 2"), not the
+      // kernel's 15 bytes.
+      var name = "\(thread.label) \(thread.displayName)"
       if !thread.role.isEmpty { name += " · \(thread.role)" }
       meta(
         pid: Self.threadsProcess, tid: Int(thread.tid), name: "thread_name", value: name,

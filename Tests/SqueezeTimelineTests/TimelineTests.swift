@@ -708,6 +708,9 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
     #expect(
       threads.compactMap { $0.count > 1 ? $0[1] as? String : nil }.contains(
         "pool (user-initiated) 1"))
+    let trace = ChromeTrace(model: model).json()
+    #expect(trace.contains(#""name":"T4 pool (user-initiated) 1"#), "the trace's thread names")
+    #expect(!trace.contains("r-initiated-qos"), "not the kernel's name in the trace")
   }
 
   @Test func thePageSaysWhereTheMainActorsJobsRan() throws {
