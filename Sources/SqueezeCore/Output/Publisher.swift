@@ -299,26 +299,27 @@ final class Publisher: Sendable {
     // second commit after all the renames.
     var renamedAwaitingSync: [Waiting] = []
     for waiting in batch {
-      let request = waiting.request
+      // Read in place: a local copy of the request retained and released each of its paths
+      // and handles.
       // Most batches sync without a failure: no lookup (a hash per file) then.
-      if !failures.isEmpty, let error = failures[request.device] {
-        try? request.temporary.remove()
+      if !failures.isEmpty, let error = failures[waiting.request.device] {
+        try? waiting.request.temporary.remove()
         waiting.resume(returning: .failed(step: .sync, error))
         continue
       }
-      if request.holdsTemporary {
+      if waiting.request.holdsTemporary {
         waiting.resume(returning: .published)
         continue
       }
       do {
-        try rename(request)
-        if request.syncsAfterRename {
+        try rename(waiting.request)
+        if waiting.request.syncsAfterRename {
           renamedAwaitingSync.append(waiting)
         } else {
           waiting.resume(returning: .published)
         }
       } catch {
-        try? request.temporary.remove()
+        try? waiting.request.temporary.remove()
         waiting.resume(returning: .failed(step: .rename, error))
       }
     }

@@ -22,39 +22,61 @@ final class OutcomeChannel: Sendable {
 
   private struct State {
     var pending: [Entry] = []
+    /// The consumer was woken (or is due to be) and has not drained since.
     var wakePending = false
+    /// The consumer, suspended in ``nextWake()``.
+    var waiter: UnsafeContinuation<Bool, Never>? = nil
+    /// ``finish()`` was called.
+    var finished = false
   }
 
+  // A wake-up is a lock and, when the consumer sleeps, one continuation resumed: an
+  // AsyncStream's `next` looked up the generic metadata of its buffer and continuation at
+  // every wake-up, which cost more than recording the batch it woke the actor for.
   private let state = Lock(State())
-  private let continuation: AsyncStream<Void>.Continuation
-  /// One element whenever there is something to drain.
-  let wakeups: AsyncStream<Void>
 
-  init() {
-    (wakeups, continuation) = AsyncStream.makeStream(
-      of: Void.self, bufferingPolicy: .bufferingNewest(1))
+  init() {}
+
+  /// Suspends until there is something to drain (true) or ``finish()`` was called and all
+  /// was drained (false). Returns at once when a wake-up came since the last drain. One
+  /// consumer at a time.
+  func nextWake() async -> Bool {
+    await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+      let now = state.withLock { state -> Bool? in
+        if state.wakePending { return true }
+        if state.finished { return false }
+        state.waiter = continuation
+        return nil
+      }
+      if let now { continuation.resume(returning: now) }
+    }
+  }
+
+  /// Marks a wake-up due (under the lock) and takes the sleeping consumer to resume, if any.
+  private static func dueWake(_ state: inout State) -> UnsafeContinuation<Bool, Never>? {
+    state.wakePending = true
+    defer { state.waiter = nil }
+    return state.waiter
   }
 
   /// Adds one outcome, waking the consumer unless it is already due to drain, or unless
   /// `wakes` is false: then whoever posts promises a ``wake()`` after its last post.
   func post(_ entry: Entry, wakes: Bool = true) {
-    let wake = state.withLock { state -> Bool in
+    let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
       state.pending.append(entry)
-      if !wakes || state.wakePending { return false }
-      state.wakePending = true
-      return true
+      if !wakes || state.wakePending { return nil }
+      return Self.dueWake(&state)
     }
-    if wake { continuation.yield() }
+    waiter?.resume(returning: true)
   }
 
   /// Wakes the consumer when outcomes wait and it is not already due to drain.
   func wake() {
-    let wake = state.withLock { state -> Bool in
-      if state.pending.isEmpty || state.wakePending { return false }
-      state.wakePending = true
-      return true
+    let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
+      if state.pending.isEmpty || state.wakePending { return nil }
+      return Self.dueWake(&state)
     }
-    if wake { continuation.yield() }
+    waiter?.resume(returning: true)
   }
 
   /// Takes everything posted so far into `buffer`, which must be empty: the two arrays
@@ -67,8 +89,14 @@ final class OutcomeChannel: Sendable {
     }
   }
 
-  /// Ends the wake-ups once everything has been posted.
+  /// Ends the wake-ups once everything has been posted: ``nextWake()`` returns false once
+  /// what is left has been drained.
   func finish() {
-    continuation.finish()
+    let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
+      state.finished = true
+      defer { state.waiter = nil }
+      return state.waiter
+    }
+    waiter?.resume(returning: false)
   }
 }

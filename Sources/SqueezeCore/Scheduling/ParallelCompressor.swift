@@ -245,7 +245,7 @@ actor ParallelCompressor {
       for entry in batch { record(entry.outcome, file: entry.file) }
       batch.removeAll(keepingCapacity: true)
     }
-    for await _ in outcomes.wakeups { recordBatch() }
+    while await outcomes.nextWake() { recordBatch() }
     recordBatch()
   }
 

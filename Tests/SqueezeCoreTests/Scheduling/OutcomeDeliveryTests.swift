@@ -14,12 +14,19 @@ final class Completions: Sendable {
 /// How finished files' outcomes reach the actor: the channel's wake-ups and the publisher's
 /// one wake-up per batch.
 @Suite struct OutcomeDeliveryTests {
-  /// How many wake-ups `channel` gave before it was finished.
-  static func wakeups(of channel: OutcomeChannel) async -> Int {
+  /// How many wake-ups `channel` gave before it was finished, and the files drained at them.
+  static func wakeups(of channel: OutcomeChannel) async -> (count: Int, files: [Int]) {
     channel.finish()
     var count = 0
-    for await _ in channel.wakeups { count += 1 }
-    return count
+    var files: [Int] = []
+    var batch: [OutcomeChannel.Entry] = []
+    while await channel.nextWake() {
+      count += 1
+      channel.drain(into: &batch)
+      files += batch.map(\.file)
+      batch.removeAll(keepingCapacity: true)
+    }
+    return (count, files)
   }
 
   static func entry(_ file: Int) -> OutcomeChannel.Entry {
@@ -29,22 +36,35 @@ final class Completions: Sendable {
   @Test func postsThatDoNotWakeLeaveTheConsumerAsleepUntilWoken() async {
     let quiet = OutcomeChannel()
     for file in 0..<3 { quiet.post(Self.entry(file), wakes: false) }
-    #expect(await Self.wakeups(of: quiet) == 0)
+    #expect(await Self.wakeups(of: quiet).count == 0)
 
     let woken = OutcomeChannel()
     for file in 0..<3 { woken.post(Self.entry(file), wakes: false) }
     woken.wake()
     woken.wake()
-    #expect(await Self.wakeups(of: woken) == 1, "one wake-up for the three, however often woken")
-    var batch: [OutcomeChannel.Entry] = []
-    woken.drain(into: &batch)
-    #expect(batch.map(\.file) == [0, 1, 2])
+    let (count, files) = await Self.wakeups(of: woken)
+    #expect(count == 1, "one wake-up for the three, however often woken")
+    #expect(files == [0, 1, 2])
   }
 
   @Test func wakingWithNothingPostedDoesNotWake() async {
     let channel = OutcomeChannel()
     channel.wake()
-    #expect(await Self.wakeups(of: channel) == 0)
+    #expect(await Self.wakeups(of: channel).count == 0)
+  }
+
+  @Test func aPostWakesAConsumerWaitingOnAnotherTask() async {
+    let channel = OutcomeChannel()
+    async let woke = channel.nextWake()
+    channel.post(Self.entry(7))
+    #expect(await woke)
+  }
+
+  @Test func finishingEndsAConsumerWaitingWithNothingToDrain() async {
+    let channel = OutcomeChannel()
+    async let ended = channel.nextWake()
+    channel.finish()
+    #expect(await ended == false)
   }
 
   @Test func eachDrainTakesOnlyWhatWasPostedSinceTheLast() {
