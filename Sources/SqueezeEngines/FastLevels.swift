@@ -14,8 +14,9 @@
 /// Below 1 KiB ISA-L's level 1 writes 0.2 to 0.6 % more than `gzip -1` (its dynamic
 /// Huffman header costs more on little data), and its level 3 writes more than `gzip -2`
 /// below 2 KiB; libdeflate takes those chunks at no measurable cost in speed. At level 3 and
-/// above ISA-L writes more than `gzip` at every size (its level 3 is 0.5 % over `gzip -3` on
-/// the benchmark's big file and tree), so libdeflate keeps them. The measurements are in
+/// above ISA-L writes more than `gzip` (its level 3 is 0.3 to 0.5 % over `gzip -3` on the
+/// benchmark's corpora, 0.5 % on the big file cut into this engine's 1 MiB chunks; its
+/// level 2 is further over), so libdeflate keeps them. The measurements are in
 /// SqueezeCore's engines and levels article (`EnginesAndLevels.md`).
 ///
 /// The choice depends only on the level and the chunk's length, so a file's bytes are the

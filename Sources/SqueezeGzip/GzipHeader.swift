@@ -128,11 +128,56 @@ package struct GzipHeader: Sendable, Equatable {
   package var encoded: [UInt8] {
     var output: [UInt8] = []
     // One allocation: 10 fixed bytes, then the optional fields (RFC 1952 section 2.3).
-    output.reserveCapacity(
-      10 + (extra.map { $0.count + 2 } ?? 0) + (name.map { $0.count + 1 } ?? 0)
-        + (comment.map { $0.count + 1 } ?? 0))
+    output.reserveCapacity(encodedLength)
     encode(into: &output)
     return output
+  }
+
+  /// The header's length in bytes, what ``encode(into:)`` appends: 10 fixed bytes, then
+  /// FEXTRA with its 2-byte length, FNAME and FCOMMENT with their zero bytes (RFC 1952
+  /// section 2.3).
+  package var encodedLength: Int {
+    10 + (extra.map { $0.count + 2 } ?? 0) + (name.map { $0.count + 1 } ?? 0)
+      + (comment.map { $0.count + 1 } ?? 0)
+  }
+
+  /// Writes the header's bytes (those of ``encoded``) at the start of `output`, with no
+  /// array in between: how a small file's output buffer starts.
+  ///
+  /// - Returns: the bytes written (``encodedLength``), or nil when `output` is shorter.
+  package func write(into output: UnsafeMutableRawBufferPointer) -> Int? {
+    guard output.count >= encodedLength else { return nil }
+    var flags: UInt8 = 0
+    if isText { flags |= Flag.text }
+    if extra != nil { flags |= Flag.extra }
+    if name != nil { flags |= Flag.name }
+    if comment != nil { flags |= Flag.comment }
+    output[0] = GzipHeader.magic.0
+    output[1] = GzipHeader.magic.1
+    output[2] = GzipHeader.deflateMethod
+    output[3] = flags
+    output.storeBytes(of: modificationTime.littleEndian, toByteOffset: 4, as: UInt32.self)
+    output[8] = extraFlags
+    output[9] = operatingSystem
+    var used = 10
+    func put(_ bytes: [UInt8], lengthFirst: Bool, zeroAfter: Bool) {
+      if lengthFirst {
+        output[used] = UInt8(truncatingIfNeeded: bytes.count)
+        output[used + 1] = UInt8(truncatingIfNeeded: bytes.count >> 8)
+        used += 2
+      }
+      UnsafeMutableRawBufferPointer(rebasing: output[used..<(used + bytes.count)])
+        .copyBytes(from: bytes)
+      used += bytes.count
+      if zeroAfter {
+        output[used] = 0
+        used += 1
+      }
+    }
+    if let extra { put(extra, lengthFirst: true, zeroAfter: false) }
+    if let name { put(name, lengthFirst: false, zeroAfter: true) }
+    if let comment { put(comment, lengthFirst: false, zeroAfter: true) }
+    return used
   }
 
   /// What parsing the start of a buffer as a gzip header found.
@@ -181,6 +226,17 @@ package struct GzipTrailer: Sendable, Equatable {
     appendLittleEndian(crc, to: &output)
     appendLittleEndian(size, to: &output)
     return output
+  }
+
+  /// Writes the trailer's 8 bytes (those of ``encoded``) at the start of `output`, with no
+  /// array in between.
+  ///
+  /// - Returns: 8, or nil when `output` is shorter.
+  package func write(into output: UnsafeMutableRawBufferPointer) -> Int? {
+    guard output.count >= 8 else { return nil }
+    output.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
+    output.storeBytes(of: size.littleEndian, toByteOffset: 4, as: UInt32.self)
+    return 8
   }
 
   /// Reads a trailer from exactly 8 bytes.

@@ -35,6 +35,9 @@ package enum GzipNaming {
   /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
   package static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
     if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
+    // Every suffix gzip knows ends in z or Z: the last byte rules out nearly every name
+    // before seven comparisons.
+    guard let last = name.bytes.last, last | 0x20 == UInt8(ascii: "z") else { return false }
     return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
   }
 

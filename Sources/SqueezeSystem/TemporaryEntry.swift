@@ -76,6 +76,10 @@ package final class FolderHandleCache: Sendable {
     var entriesAfterCleaning = 0
     /// The last handles opened, kept open for a while, oldest first.
     var recent: [FolderHandle] = []
+    /// The folder asked for last and its handle: files come folder by folder, so most asks
+    /// are answered by comparing the folder's path (the same array, as a rule), not hashing
+    /// it byte by byte.
+    var last: (key: Key, handle: FolderHandle)? = nil
   }
   private let state = Lock(State())
 
@@ -91,17 +95,29 @@ package final class FolderHandleCache: Sendable {
   package func folder(of location: RelativeLocation) throws(SystemError) -> FolderHandle {
     if location.directory.isEmpty { return FolderHandle(borrowing: location.base) }
     let key = Key(base: location.base, directory: location.directory, symlinks: location.symlinks)
-    if let open = state.withLock({ $0.entries[key]?.handle }) { return open }
-    let opened = try FolderHandle.folder(of: location)
-    // Handles pushed out of `recent` are released after the lock, never inside it.
+    // Handles pushed out of `recent` or `last` are released after the lock, never inside it.
     var pushedOut: [FolderHandle] = []
+    let found = state.withLock { state -> FolderHandle? in
+      if let last = state.last, last.key == key { return last.handle }
+      guard let open = state.entries[key]?.handle else { return nil }
+      if let previous = state.last { pushedOut.append(previous.handle) }
+      state.last = (key, open)
+      return open
+    }
+    if let found {
+      pushedOut.removeAll()
+      return found
+    }
+    let opened = try FolderHandle.folder(of: location)
     let handle = state.withLock { state -> FolderHandle in
       if let raced = state.entries[key]?.handle { return raced }
       state.entries[key] = Entry(handle: opened)
+      if let previous = state.last { pushedOut.append(previous.handle) }
       if state.entries.count > 2 * max(state.entriesAfterCleaning, 64) {
         state.entries = state.entries.filter { $0.value.handle != nil }
         state.entriesAfterCleaning = state.entries.count
       }
+      state.last = (key, opened)
       state.recent.append(opened)
       if state.recent.count > Self.keptOpen { pushedOut.append(state.recent.removeFirst()) }
       return opened

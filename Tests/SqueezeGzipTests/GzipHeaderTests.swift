@@ -77,6 +77,48 @@ import Testing
     #expect(trailer.encoded.withUnsafeBytes { GzipTrailer($0) } == trailer)
   }
 
+  @Test(arguments: [
+    (
+      name: "with a name",
+      header: GzipHeader(
+        name: Array("a.txt".utf8),
+        modificationTime: Timestamp(seconds: 0x1234_5678, nanoseconds: 0),
+        level: .best)
+    ),
+    (name: "without", header: GzipHeader(name: nil, modificationTime: nil, level: .fastest)),
+    (
+      name: "every field",
+      header: GzipHeader(
+        modificationTime: 7, name: [0xFF, 0x41], comment: Array("c".utf8), extra: [1, 2, 3],
+        extraFlags: 0, operatingSystem: 3, isText: true, hasHeaderCRC: false)
+    ),
+  ])
+  func aHeaderWrittenIntoABufferIsItsEncodedBytes(name: String, header: GzipHeader) {
+    var buffer = [UInt8](repeating: 0xEE, count: 64)
+    let written = buffer.withUnsafeMutableBytes { header.write(into: $0) }
+    #expect(written == header.encoded.count, "\(name)")
+    #expect(written == header.encodedLength, "\(name)")
+    #expect(Array(buffer.prefix(written ?? 0)) == header.encoded, "\(name)")
+    #expect(buffer[(written ?? 0)...].allSatisfy { $0 == 0xEE }, "nothing written past it")
+  }
+
+  @Test func aHeaderIsNotWrittenIntoATooShortBuffer() {
+    let header = GzipHeader(
+      name: Array("name.txt".utf8), modificationTime: nil, level: .default)
+    var buffer = [UInt8](repeating: 0xEE, count: header.encodedLength - 1)
+    #expect(buffer.withUnsafeMutableBytes { header.write(into: $0) } == nil)
+    #expect(buffer.allSatisfy { $0 == 0xEE })
+  }
+
+  @Test func aTrailerWrittenIntoABufferIsItsEncodedBytes() {
+    let trailer = GzipTrailer(crc: 0xAABB_CCDD, uncompressedSize: (1 << 32) + 5)
+    var buffer = [UInt8](repeating: 0, count: 9)
+    #expect(buffer.withUnsafeMutableBytes { trailer.write(into: $0) } == 8)
+    #expect(Array(buffer.prefix(8)) == trailer.encoded)
+    var short = [UInt8](repeating: 0, count: 7)
+    #expect(short.withUnsafeMutableBytes { trailer.write(into: $0) } == nil)
+  }
+
   @Test func crcCombineEqualsTheCRCOfTheConcatenation() {
     let first = Array("hello, ".utf8)
     let second = Array("world".utf8)

@@ -51,6 +51,26 @@ import Testing
     #expect(namer.live.count == 0)
   }
 
+  /// The cache answers the folder asked for last without hashing its path: asked for
+  /// folders in turn, it still gives each its own folder.
+  @Test func theFolderCacheGivesEachFolderItsOwnHandleWhenAskedInTurn() throws {
+    let folder = TemporaryFolder("entry-cache")
+    for name in ["a", "b", "a/c"] { try folder.makeFolder(name) }
+    let base = try Self.openBase(folder.path)
+    defer { close(base) }
+    let cache = FolderHandleCache()
+    func inode(_ directory: String) throws -> UInt64 {
+      try FileStatus.of(RawPath(directory), in: base).inode
+    }
+    for directory in ["a", "a", "b", "a/c", "a", "b", "b", "a/c"] {
+      let handle = try cache.folder(
+        of: RelativeLocation(base: base, directory: RawPath(directory), name: "x.gz"))
+      #expect(
+        try Descriptor.status(handle.descriptor).inode == inode(directory),
+        "\(directory)")
+    }
+  }
+
   @Test func removingAllRemovesEveryKindAndRefusesNewTemporaries() throws {
     let folder = TemporaryFolder("entry-all")
     try folder.makeFolder("a")

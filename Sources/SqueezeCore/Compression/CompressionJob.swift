@@ -90,7 +90,9 @@ final class CompressionJob {
   /// How the source is cut into chunks.
   let layout: ChunkLayout
   /// The gzip header to write first.
-  let header: [UInt8]
+  let gzipHeader: GzipHeader
+  /// Its bytes (serial compression writes them straight into its output buffer instead).
+  var header: [UInt8] { gzipHeader.encoded }
   /// The output being written.
   let output: TemporaryOutput
   /// The output's file system when it is known without asking (beside the source: the
@@ -105,7 +107,7 @@ final class CompressionJob {
   let context: JobContext
 
   private init(
-    source: SourceFile, layout: ChunkLayout, header: [UInt8], output: TemporaryOutput,
+    source: SourceFile, layout: ChunkLayout, header: GzipHeader, output: TemporaryOutput,
     outputDevice: UInt64?, context: JobContext, holdsOutput: Bool, storesOnly: Bool
   ) {
     self.outputDevice = outputDevice
@@ -115,7 +117,7 @@ final class CompressionJob {
     before = source.status
     self.source = source.location
     self.layout = layout
-    self.header = header
+    gzipHeader = header
     self.output = output
     self.context = context
   }
@@ -142,7 +144,8 @@ final class CompressionJob {
     let source: SourceFile
     do {
       source = try SourceFile.open(
-        index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks)
+        index: index, list: list, bases: context.bases, symlinks: settings.sourceSymlinks,
+        name: name)
     } catch .vanished where settings.removesSources {
       // Two --rm runs at once (a cron job overlapping the last one): the other run
       // compressed this file and removed it. Its output, naming this source, is the proof.
@@ -199,7 +202,7 @@ final class CompressionJob {
         layout: ChunkLayout(
           chunking: context.workspaces.chunking, length: source.status.size,
           dictionarySize: context.workspaces.engine.chunkDictionarySize),
-        header: header.encoded, output: output,
+        header: header, output: output,
         outputDevice: settings.knownOutputDevice(of: file, in: list),
         context: context, holdsOutput: holds, storesOnly: settings.stores(name)))
   }

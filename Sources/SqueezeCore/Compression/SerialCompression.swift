@@ -22,8 +22,10 @@ extension CompressionJob {
     workspace: CompressionWorkspace, progress: (Int) -> Void
   ) throws(FileFailure) -> PreparedOutput {
     let output = workspace.output
-    var used = header.count
-    header.withUnsafeBytes { output.copyMemory(from: $0) }
+    // The workspace keeps room for a header with the longest name (headerAndTrailerRoom).
+    guard var used = gzipHeader.write(into: output) else {
+      throw .cannotWriteOutput(outputDisplay, .noBufferSpace)
+    }
     var crc = CRC32()
     var bytesRead: Int64 = 0
     var reader = SequentialChunkReader(
@@ -44,11 +46,14 @@ extension CompressionJob {
       used = 0
     }
     // Header (for a one-chunk file), last chunk and trailer go out in one write.
-    let trailer = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).encoded
-    trailer.withUnsafeBytes {
-      UnsafeMutableRawBufferPointer(rebasing: output[used..<(used + 8)]).copyMemory(from: $0)
+    // The workspace keeps room for the trailer after a chunk's bound (headerAndTrailerRoom).
+    guard
+      let trailerLength = GzipTrailer(crc: crc.value, uncompressedSize: bytesRead).write(
+        into: UnsafeMutableRawBufferPointer(rebasing: output[used...]))
+    else {
+      throw .cannotWriteOutput(outputDisplay, .noBufferSpace)
     }
-    used += 8
+    used += trailerLength
     try self.output.write(UnsafeRawBufferPointer(rebasing: output[..<used]))
     // A file read whole by one read(2), ending exactly at the size fstat gave, is one state
     // of the file; otherwise its size and time are checked again.

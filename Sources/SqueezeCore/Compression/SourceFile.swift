@@ -11,17 +11,19 @@ struct SourceFile {
 
   /// Opens file `index` of `list` without following a link that replaced it (`ELOOP`) and
   /// without blocking on a FIFO that did (`O_NONBLOCK`), and checks it is the regular file
-  /// that was listed (same device and inode).
+  /// that was listed (same device and inode). `name` is the file's name when the caller has
+  /// it already (one path less to build).
   ///
   /// - Throws: ``FileFailure``: vanished, became a link, not regular, replaced, unreadable.
   static func open(
-    index: Int, list: FileList, bases: BaseDirectories, symlinks: SymlinkPolicy = .never
+    index: Int, list: FileList, bases: BaseDirectories, symlinks: SymlinkPolicy = .never,
+    name: RawPath? = nil
   ) throws(FileFailure) -> SourceFile {
     let file = list.files[index]
     let location = RelativeLocation(
       base: bases.descriptor(list.root(of: file).base),
-      directory: list.relativePath(ofDirectory: file.directory), name: list.name(of: file),
-      symlinks: symlinks)
+      directory: list.relativePath(ofDirectory: file.directory),
+      name: name ?? list.name(of: file), symlinks: symlinks)
     let descriptor: Int32
     do throws(SystemError) {
       descriptor = try location.open(flags: .source).release()

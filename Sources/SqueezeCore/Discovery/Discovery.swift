@@ -401,6 +401,15 @@ struct Discovery {
     }
     let suffix = options.suffix.bytes
     let compressed = Set(scan.names.lazy.filter { $0.hasSuffix(suffix) })
+    // A folder with no name ending in the suffix has no output beside any of its files: no
+    // output name to build and hash for each of them.
+    if compressed.isEmpty {
+      for index in firstFile..<result.files.files.count {
+        result.files.files[index].outputListedBeside = false
+      }
+      for name in scan.compressedNames { skip(display.appending(name), .alreadyCompressed) }
+      return
+    }
     var outputs = Set<RawPath>()
     for index in firstFile..<result.files.files.count {
       let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
@@ -441,12 +450,14 @@ struct Discovery {
         modificationTime: status.modificationTime))
   }
 
-  /// Records a file to work on; `display` names it if the list is full.
+  /// Records a file to work on; `display` names it if the list is full (built only then:
+  /// a path made for every file cost an allocation each).
   private mutating func append(
-    file name: RawPath, status: FileStatus, directory: Int32, display: RawPath
+    file name: RawPath, status: FileStatus, directory: Int32,
+    display: @autoclosure () -> RawPath
   ) {
     guard let stored = result.files.store(name) else {
-      fail(display, FileList.fullMessage)
+      fail(display(), FileList.fullMessage)
       return
     }
     result.files.files.append(

@@ -7,16 +7,26 @@ import SqueezeSystem
 /// non-empty one only with `--delete`, once pruning has emptied it. Every step goes through
 /// the temporary's folder descriptor (``TemporaryEntry``): the folder in the way is the
 /// entry ``final``'s name names in the folder the temporary was made in.
-struct HeldReplacement: Sendable {
+///
+/// A class: every file's outcome carries an optional one, and an optional reference is
+/// copied with one retain (none when nil), not field by field.
+final class HeldReplacement: Sendable {
   /// The new entry, durable, under its temporary name.
-  var temporary: TemporaryEntry
+  let temporary: TemporaryEntry
   /// Where it goes: a folder is there now (its path, for messages; the name is looked up in
   /// the temporary's folder).
-  var final: RelativeLocation
+  let final: RelativeLocation
   /// `final` as displayed.
-  var display: RawPath
+  let display: RawPath
   /// The source to remove once the replacement is done (`--rm`), or nil.
-  var removal: Removal?
+  let removal: Removal?
+
+  init(temporary: TemporaryEntry, final: RelativeLocation, display: RawPath, removal: Removal?) {
+    self.temporary = temporary
+    self.final = final
+    self.display = display
+    self.removal = removal
+  }
 
   /// What completing came to.
   enum Outcome: Sendable, Equatable {

@@ -86,16 +86,19 @@ enum OutputInspection {
     result.reserveCapacity(range.count)
     for index in range {
       let file = list.files[index]
-      guard !skipping.contains(index), let name = settings.plan.outputName(for: list.name(of: file))
-      else {
-        result.append(.absent)
-        continue
-      }
+      // Checked before any name is built or any index hashed: most files of a run beside
+      // the sources end here.
       if case .besideSources = settings.plan.destination, settings.operation != .test,
         !file.outputListedBeside
       {
         // Not there when the folder was listed; if it appears meanwhile, publishing (with
         // RENAME_NOREPLACE) finds it and judges it then.
+        result.append(.absent)
+        continue
+      }
+      guard skipping.isEmpty || !skipping.contains(index),
+        let name = settings.plan.outputName(for: list.name(of: file))
+      else {
         result.append(.absent)
         continue
       }

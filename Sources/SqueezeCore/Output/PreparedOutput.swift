@@ -1,24 +1,41 @@
 import SqueezeSystem
 
 /// A finished temporary, ready to publish, and what to do once it is published.
-struct PreparedOutput: Sendable {
+///
+/// A class: a file's output passes from its compression through the publisher's
+/// completion to its outcome, and a reference moves with one retain where a struct of some
+/// fifteen paths and handles was retained and released field by field at every step.
+final class PreparedOutput: Sendable {
   /// What to hand the publisher.
-  var request: Publisher.Request
+  let request: Publisher.Request
   /// Source bytes read.
-  var bytesIn: Int64
+  let bytesIn: Int64
   /// Output bytes written.
-  var bytesOut: Int64
+  let bytesOut: Int64
   /// The output path, for messages.
-  var outputDisplay: MessagePath
+  let outputDisplay: MessagePath
   /// The source to remove once the output is durable (`--rm`), or nil.
-  var removal: Removal?
+  let removal: Removal?
   /// How to judge a file that appeared at the output path while this one was being written
   /// (another run on the same folder): compression checks whether it is an up-to-date
   /// output of the same source; nil when any such file is a conflict.
-  var recheck: Recheck? = nil
+  let recheck: Recheck?
   /// Set when a folder is in the way: the output stays under its temporary name, durable,
   /// until the folder can give way (and `removal` waits for that).
-  var held: HeldReplacement? = nil
+  let held: HeldReplacement?
+
+  init(
+    request: Publisher.Request, bytesIn: Int64, bytesOut: Int64, outputDisplay: MessagePath,
+    removal: Removal?, recheck: Recheck? = nil, held: HeldReplacement? = nil
+  ) {
+    self.request = request
+    self.bytesIn = bytesIn
+    self.bytesOut = bytesOut
+    self.outputDisplay = outputDisplay
+    self.removal = removal
+    self.recheck = recheck
+    self.held = held
+  }
 }
 
 /// What decides whether an output that appeared meanwhile is as good as this one.

@@ -61,13 +61,24 @@ final class Publisher: Sendable {
     case syncFolder = "cannot sync the folder of"
   }
 
-  private struct Waiting {
+  /// A class: batches move these from thread to thread by reference, one retain each, not
+  /// as copies of the request's paths and handles.
+  private final class Waiting: Sendable {
     let request: Request
     /// Called once, on the publisher thread, with the outcome.
     let completion: @Sendable (Outcome) -> Void
 
     /// Frees the request's place in the queue (``Publisher/capacity``).
     let permits: DispatchSemaphore
+
+    init(
+      request: Request, completion: @escaping @Sendable (Outcome) -> Void,
+      permits: DispatchSemaphore
+    ) {
+      self.request = request
+      self.completion = completion
+      self.permits = permits
+    }
 
     func resume(returning outcome: Outcome) {
       completion(outcome)
@@ -98,6 +109,13 @@ final class Publisher: Sendable {
   private let stopRequested: AtomicFlag
   /// Number of `syncfs` calls made (for tests and diagnostics).
   private let syncCount = Atomic<Int>(0)
+  /// The file system registered last (``registerFileSystem(_:using:)``), plus one (0:
+  /// none yet): nearly every output of a run is on it, so most calls end at this check
+  /// without the lock and the table.
+  private let lastRegisteredDevice = Atomic<UInt64>(0)
+  /// Called on the publisher's thread after each batch's completions have run (and after a
+  /// request refused at shutdown), so their owner can act on them once per batch.
+  private let afterEachBatch: @Sendable () -> Void
 
   /// How many requests may wait by default: a quarter of the descriptors this process may
   /// open (the soft `RLIMIT_NOFILE`), between 16 and 1,024. Each waiting request keeps the
@@ -116,8 +134,14 @@ final class Publisher: Sendable {
   ///   - stopRequested: when set, everything not yet renamed is removed instead.
   ///   - capacity: how many requests may be handed in and not yet done; ``submit(_:completion:)``
   ///     waits while that many are.
-  init(stopRequested: AtomicFlag, capacity: Int = Publisher.defaultCapacity) {
+  ///   - afterEachBatch: called once after each batch's completions (on the publisher's
+  ///     thread, or on the submitting thread for a request refused at shutdown).
+  init(
+    stopRequested: AtomicFlag, capacity: Int = Publisher.defaultCapacity,
+    afterEachBatch: @escaping @Sendable () -> Void = {}
+  ) {
     self.stopRequested = stopRequested
+    self.afterEachBatch = afterEachBatch
     self.capacity = max(1, capacity)
     permits = DispatchSemaphore(value: max(1, capacity))
     SystemThread.start(name: "squeeze-publish") { [self] in
@@ -131,13 +155,20 @@ final class Publisher: Sendable {
   /// Makes sure a descriptor on the file system `device` is kept for `syncfs`; `descriptor`
   /// (any open file there) is duplicated the first time a device is seen.
   func registerFileSystem(_ device: UInt64, using descriptor: Int32) {
-    state.withLock { state in
+    // A device number of UInt64.max wraps to 0 here and just takes the slow path each time.
+    let tag = device &+ 1
+    if lastRegisteredDevice.load(ordering: .acquiring) == tag { return }
+    let registered = state.withLock { state -> Bool in
       if state.syncDescriptors[device] == nil {
         if let copy = try? Descriptor.duplicate(descriptor) {
           state.syncDescriptors[device] = copy
         }
       }
+      return state.syncDescriptors[device] != nil
     }
+    // Only a device that has its descriptor is skipped next time: a failed `dup` is tried
+    // again with the next output there.
+    if registered { lastRegisteredDevice.store(tag, ordering: .releasing) }
   }
 
   /// Publishes `request` in the next batch; `completion` runs on the publisher thread,
@@ -175,6 +206,7 @@ final class Publisher: Sendable {
     case .refuse:
       try? waiting.request.temporary.remove()
       waiting.resume(returning: .cancelled)
+      afterEachBatch()
     }
   }
 
@@ -207,33 +239,37 @@ final class Publisher: Sendable {
 
   /// The thread's loop: take everything pending, sync, rename, resume; sleep when idle.
   private func run() {
+    // The batch being published. It trades places with the pending array when a batch is
+    // taken and is emptied with its capacity kept, so the two arrays serve the whole run.
+    var batch: [Waiting] = []
     while true {
       enum Next {
-        case batch([Waiting])
+        case batch
         case sleep
         case finish(CheckedContinuation<SystemError?, Never>?)
       }
       let next = state.withLock { state -> Next in
         if !state.pending.isEmpty {
-          let batch = state.pending
-          state.pending = []
-          return .batch(batch)
+          swap(&state.pending, &batch)
+          return .batch
         }
         if state.closed { return .finish(state.shutdownWaiter) }
         state.threadIsIdle = true
         return .sleep
       }
       switch next {
-      case .batch(var batch):
+      case .batch:
         if batch.count < Publisher.gatherTarget && !isClosed {
           // Let a few more finished files arrive: one wake-up and one sync for all of them.
           MonotonicClock.sleep(seconds: Double(Publisher.gatherMicroseconds) / 1e6)
-          batch += state.withLock { state in
-            defer { state.pending = [] }
-            return state.pending
+          state.withLock { state in
+            batch.append(contentsOf: state.pending)
+            state.pending.removeAll(keepingCapacity: true)
           }
         }
         publishBatch(batch)
+        batch.removeAll(keepingCapacity: true)
+        afterEachBatch()
       case .sleep:
         wakeup.wait()
       case .finish(let waiter):
@@ -258,35 +294,37 @@ final class Publisher: Sendable {
       }
       return
     }
-    let failures = syncAll(devices: Set(batch.map(\.request.device)))
+    let failures = syncAll(devices: Self.devices(of: batch))
     // Requests whose new name must be on disk before they are reported (--rm) wait for a
     // second commit after all the renames.
     var renamedAwaitingSync: [Waiting] = []
     for waiting in batch {
-      let request = waiting.request
-      if let error = failures[request.device] {
-        try? request.temporary.remove()
+      // Read in place: a local copy of the request retained and released each of its paths
+      // and handles.
+      // Most batches sync without a failure: no lookup (a hash per file) then.
+      if !failures.isEmpty, let error = failures[waiting.request.device] {
+        try? waiting.request.temporary.remove()
         waiting.resume(returning: .failed(step: .sync, error))
         continue
       }
-      if request.holdsTemporary {
+      if waiting.request.holdsTemporary {
         waiting.resume(returning: .published)
         continue
       }
       do {
-        try rename(request)
-        if request.syncsAfterRename {
+        try rename(waiting.request)
+        if waiting.request.syncsAfterRename {
           renamedAwaitingSync.append(waiting)
         } else {
           waiting.resume(returning: .published)
         }
       } catch {
-        try? request.temporary.remove()
+        try? waiting.request.temporary.remove()
         waiting.resume(returning: .failed(step: .rename, error))
       }
     }
     guard !renamedAwaitingSync.isEmpty else { return }
-    let folderFailures = syncAll(devices: Set(renamedAwaitingSync.map(\.request.device)))
+    let folderFailures = syncAll(devices: Self.devices(of: renamedAwaitingSync))
     for waiting in renamedAwaitingSync {
       if let error = folderFailures[waiting.request.device] {
         // The output is in place, but its folder entry may not be on disk: keep the source.
@@ -295,6 +333,18 @@ final class Publisher: Sendable {
         waiting.resume(returning: .published)
       }
     }
+  }
+
+  /// The file systems `batch`'s requests are on. A batch is nearly always on one file
+  /// system: runs of equal devices are inserted once, not hashed file by file.
+  private static func devices(of batch: [Waiting]) -> Set<UInt64> {
+    var devices = Set<UInt64>()
+    var last: UInt64? = nil
+    for waiting in batch where waiting.request.device != last {
+      last = waiting.request.device
+      devices.insert(waiting.request.device)
+    }
+    return devices
   }
 
   /// `syncfs` on each device (all registered devices when nil).

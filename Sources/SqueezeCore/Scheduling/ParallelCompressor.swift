@@ -107,7 +107,7 @@ actor ParallelCompressor {
   /// The output of the file done last, named if the run's last commit fails.
   private var lastPublished: MessagePath? = nil
   /// Finished files' outcomes on their way to ``results``.
-  nonisolated let outcomes = OutcomeChannel()
+  nonisolated let outcomes: OutcomeChannel
 
   /// The actor's own serial executor: a thread of its own, so entering the actor never waits
   /// for a thread of the cooperative pool, which compression keeps busy. Measured on 2 cores
@@ -136,7 +136,11 @@ actor ParallelCompressor {
     self.feed = feed
     self.stop = stop
     slots = WorkSlots(width: work.jobs)
-    publisher = Publisher(stopRequested: stop)
+    let outcomes = OutcomeChannel()
+    self.outcomes = outcomes
+    // The publisher's completions post their outcomes without waking the actor
+    // (`handOver`); one wake-up after each batch records them all.
+    publisher = Publisher(stopRequested: stop, afterEachBatch: { outcomes.wake() })
     workspaces = WorkspacePool(
       engine: work.settings.engine, level: work.settings.level,
       chunking: work.configuration.chunking)
@@ -234,10 +238,15 @@ actor ParallelCompressor {
 
   /// Records outcomes as they arrive, a batch per entry into the actor.
   private func recordOutcomes() async {
-    for await _ in outcomes.wakeups {
-      for entry in outcomes.drain() { record(entry.outcome, file: entry.file) }
+    // Emptied after each batch and handed back to the channel, keeping its capacity.
+    var batch: [OutcomeChannel.Entry] = []
+    func recordBatch() {
+      outcomes.drain(into: &batch)
+      for entry in batch { record(entry.outcome, file: entry.file) }
+      batch.removeAll(keepingCapacity: true)
     }
-    for entry in outcomes.drain() { record(entry.outcome, file: entry.file) }
+    while await outcomes.nextWake() { recordBatch() }
+    recordBatch()
   }
 
   /// What a file's task holds when it starts.
@@ -438,8 +447,9 @@ actor ParallelCompressor {
       }
       task.suspend(.publication)
       publisher.submit(ready.request) { publication in
-        // On the publisher's thread, once the output is on disk (or not).
-        self.conclude(task, index: index, self.outcome(of: ready, publication))
+        // On the publisher's thread, once the output is on disk (or not); the publisher
+        // wakes the actor once after the batch (`afterEachBatch`).
+        self.conclude(task, index: index, self.outcome(of: ready, publication), wakes: false)
       }
     case .success(.upToDate(let bytes)):
       conclude(task, index: index, .upToDate(bytes: bytes))
@@ -450,8 +460,11 @@ actor ParallelCompressor {
     }
   }
 
-  /// Ends a file's task with its outcome and posts the outcome to the actor.
-  private nonisolated func conclude(_ task: TrackedTask, index: Int, _ outcome: FileOutcome) {
+  /// Ends a file's task with its outcome and posts the outcome to the actor (waking it
+  /// unless `wakes` is false: the publisher's thread wakes it after each batch).
+  private nonisolated func conclude(
+    _ task: TrackedTask, index: Int, _ outcome: FileOutcome, wakes: Bool = true
+  ) {
     switch outcome {
     case .failed(let failure):
       task.fail(failure.description, file: self.displayPath(of: index))
@@ -460,7 +473,7 @@ actor ParallelCompressor {
     default:
       task.finish()
     }
-    outcomes.post(OutcomeChannel.Entry(file: index, outcome: outcome))
+    outcomes.post(OutcomeChannel.Entry(file: index, outcome: outcome), wakes: wakes)
   }
 
   /// What a publication came to, with the source removed when asked (`--rm`).

@@ -35,6 +35,21 @@ struct OutputListedBesideTests {
       flags == ["a.txt.gz": true, "b.txt.gz": false, "c.TGZ": true, "d.tgz": false, "e-gz": true])
   }
 
+  /// A folder with no name ending in `.gz` takes a shorter path (no output names are built):
+  /// its other compressed names are still skipped as compressed, not compressed again.
+  @Test func aFolderWithoutOutputsStillSkipsItsOtherCompressedNames() throws {
+    let folder = TemporaryFolder("listed-no-outputs")
+    for name in ["a.txt", "b.tgz", "c.Z", "d-gz"] { try folder.write("in/\(name)", [1, 2, 3]) }
+    var options = DiscoveryOptions()
+    options.wanted = .uncompressed
+    let result = Discovery.run(
+      arguments: [RawPath(folder.url("in"))], options: options, bases: BaseDirectories(),
+      namer: TemporaryNamer())
+    #expect(result.files.files.map { result.files.name(of: $0) } == ["a.txt"])
+    #expect(result.files.files.allSatisfy { !$0.outputListedBeside })
+    #expect(result.skipCounts[.alreadyCompressed] == 3)
+  }
+
   @Test func compressionKnowsWhichOutputsAreAlreadyBesideTheirSource() throws {
     let folder = TemporaryFolder("listed-compress")
     for name in ["a.txt", "a.txt.gz", "b.txt"] { try folder.write("in/\(name)", [1, 2, 3]) }
