@@ -26,8 +26,8 @@ package enum ThreadState: String, Sendable, CaseIterable {
 /// sample of a dozen mostly idle threads costs a directory read and about fifteen small
 /// reads. Owned by the sampler thread alone.
 ///
-/// The classification follows the issue that asked for it (R on CPU, D blocked, S in
-/// `futex` idle, any other S blocked), with one widening, said here because it changes what
+/// The classification is R on CPU, D blocked, S in `futex` idle, any other S blocked, with
+/// one widening, said here because it changes what
 /// a lane shows: an S thread in a timed sleep (`nanosleep`, `clock_nanosleep`), an event
 /// wait (`epoll_wait`, `poll`, `select`) or a signal wait (`rt_sigsuspend`, `pause`) is idle
 /// too. The heartbeat sleeps between beats and the main thread of an async program waits

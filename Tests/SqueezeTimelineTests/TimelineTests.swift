@@ -377,7 +377,7 @@ final class SVGGeometry: NSObject, XMLParserDelegate {
   }
 
   @Test func countsStepAtEachChangeNotAtSamples() throws {
-    // The issue's 26 ms run: every task finished at 0.0136 s, but the samples (10 ms apart)
+    // A 26 ms run as a user reported it: every task finished at 0.0136 s, but the samples (10 ms apart)
     // held `running 1` until 0.022 s.
     var lines = [
       #"{"event":"start","t":0,"schema":2,"isolation":"nonisolated","jobs":2,"cpus":2}"#,
