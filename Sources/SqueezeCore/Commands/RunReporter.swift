@@ -132,6 +132,9 @@ final class RunReporter {
       var results = RunResults()
       results.done = counts.would
       results.upToDate = counts.upToDate
+      results.hardLinked = counts.hardLinks
+      results.linksWritten = counts.links
+      results.linksUpToDate = counts.linksUpToDate
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
       var reported = discovery
