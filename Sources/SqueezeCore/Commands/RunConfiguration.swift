@@ -106,6 +106,9 @@ package struct RunConfiguration: Sendable {
   /// Mirror hard-link groups as hard links (not with `--shard`, where each name goes to its
   /// own shard, nor with `--rm`).
   var linksHardLinks: Bool
+  /// `--check`: compare the mirror (`-o`) with the source instead of writing it
+  /// (``BackupCheck``); nothing is changed, as in a dry run.
+  package var checksBackup = false
 
   /// A configuration of these values (the command line's resolution builds one).
   package init(

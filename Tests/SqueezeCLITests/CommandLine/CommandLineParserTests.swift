@@ -149,6 +149,13 @@ import Testing
       error: .conflict("--delete", "--shard")
     ),
     (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
+    (arguments: ["--check", "x"], error: .requires("--check", "--output")),
+    (arguments: ["--check", "-d", "-o", "m", "x"], error: .conflict("--check", "--decompress")),
+    (arguments: ["--check", "--delete", "-o", "m", "x"], error: .conflict("--check", "--delete")),
+    (
+      arguments: ["--check", "--dry-run", "-o", "m", "x"], error: .conflict("--check", "--dry-run")
+    ),
+    (arguments: ["--check", "--rm", "-o", "m", "x"], error: .conflict("--check", "--rm")),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
