@@ -1,6 +1,7 @@
 import SqueezeEngines
 import SqueezeGzip
 import SqueezeSystem
+import Synchronization
 
 /// `--check` with `-o M S/`: compares a mirror with its source without restoring it, and
 /// changes nothing in either.
@@ -22,9 +23,9 @@ import SqueezeSystem
 /// everything it holds are compared with the source's instead. Only then is it reported as
 /// differing, or as damaged when it cannot be decoded.
 ///
-/// Sources are read in parallel, `width` at a time, each through one buffer of at most
-/// ``bufferSize`` bytes: memory is bounded by `width` × ``bufferSize`` whatever the files'
-/// sizes.
+/// Sources are read in parallel by `width` tasks, each through one buffer of ``bufferSize``
+/// bytes it keeps from file to file: memory is bounded by `width` × ``bufferSize`` whatever
+/// the files' sizes.
 struct BackupCheck: Sendable {
   /// The run's listing of the source.
   let list: FileList
@@ -83,6 +84,8 @@ struct BackupCheck: Sendable {
     case finding(Finding)
     /// The source or output could not be read: the check of this file failed.
     case failure(path: RawPath, cause: String)
+    /// A stopping signal came while it was read: not checked, and no failure of the file.
+    case interrupted
   }
 
   /// What the whole check found.
@@ -135,7 +138,7 @@ struct BackupCheck: Sendable {
     for (position, verdict) in verdicts.enumerated() {
       let source = list.displayPath(of: list.files[toRead[position]])
       switch verdict {
-      case nil: report.interrupted = true
+      case nil, .interrupted?: report.interrupted = true
       case .matches(let bytes)?:
         report.matching += 1
         report.bytesRead = report.bytesRead.addingSaturated(bytes)
@@ -250,36 +253,52 @@ struct BackupCheck: Sendable {
     }
   }
 
-  /// Checks the files `indices` (their outputs up to date by the re-run rules), `width` at
-  /// a time: a child task per file, a new one started as each ends (never more than `width`
-  /// at once).
+  /// Checks the files `indices` (their outputs up to date by the re-run rules) with
+  /// `width` child tasks, each taking the next file from a shared cursor until none is left
+  /// (or a stopping signal came), and each reading through one buffer of ``bufferSize``
+  /// bytes it owns: a buffer is allocated once per task, never per file.
   ///
   /// - Returns: one verdict per file, in the order given; nil for files not read because a
   ///   stopping signal came first.
   @concurrent
   func verifyAll(_ indices: [Int]) async -> [Verdict?] {
-    await withTaskGroup(of: (Int, Verdict).self) { group in
-      var verdicts = [Verdict?](repeating: nil, count: indices.count)
-      var next = 0
-      while next < indices.count && next < width {
-        let position = next
-        group.addTask { (position, self.verify(indices[position])) }
-        next += 1
+    let cursor = Cursor()
+    return await withTaskGroup(of: [(Int, Verdict)].self) { group in
+      for _ in 0..<min(width, indices.count) {
+        group.addTask {
+          let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Self.bufferSize, alignment: 64)
+          defer { buffer.deallocate() }
+          var verdicts: [(Int, Verdict)] = []
+          while !stop.isSet {
+            let position = cursor.next()
+            guard position < indices.count else { break }
+            verdicts.append((position, self.verify(indices[position], buffer: buffer)))
+          }
+          return verdicts
+        }
       }
-      for await (position, verdict) in group {
-        verdicts[position] = verdict
-        guard next < indices.count, !stop.isSet else { continue }
-        let position = next
-        group.addTask { (position, self.verify(indices[position])) }
-        next += 1
+      var verdicts = [Verdict?](repeating: nil, count: indices.count)
+      for await part in group {
+        for (position, verdict) in part { verdicts[position] = verdict }
       }
       return verdicts
     }
   }
 
+  /// The next position to check, shared by the reading tasks.
+  private final class Cursor: Sendable {
+    private let position = Atomic<Int>(0)
+
+    /// Takes the next position (0, 1, 2, …; each once).
+    func next() -> Int { position.add(1, ordering: .relaxed).oldValue }
+  }
+
   /// Checks file `index` against its output's trailer (and, when that does not match, against
   /// what the output decodes to).
-  func verify(_ index: Int) -> Verdict {
+  ///
+  /// - Parameter buffer: where the source is read, ``bufferSize`` bytes.
+  func verify(_ index: Int, buffer: UnsafeMutableRawBufferPointer) -> Verdict {
     let file = list.files[index]
     let source = list.displayPath(of: file)
     guard let name = settings.plan.outputName(for: list.name(of: file)) else {
@@ -305,8 +324,9 @@ struct BackupCheck: Sendable {
       return .failure(path: backup, cause: "cannot read the backup: \(error)")
     }
     let sum: (crc: UInt32, bytes: Int64)
-    switch readSource(index) {
+    switch readSource(index, buffer: buffer) {
     case .success(let read): sum = read
+    case .failure(.interrupted): return .interrupted
     case .failure(let failure): return .failure(path: source, cause: "\(failure)")
     }
     if trailer == GzipTrailer(crc: sum.crc, uncompressedSize: sum.bytes) {
@@ -320,7 +340,9 @@ struct BackupCheck: Sendable {
   /// - Returns: its CRC-32 and length, or why it cannot be trusted: it cannot be read, or it
   ///   is not the file the plan judged (its size or modification time changed since it was
   ///   listed, or while it was read).
-  private func readSource(_ index: Int) -> Result<(crc: UInt32, bytes: Int64), FileFailure> {
+  private func readSource(
+    _ index: Int, buffer: UnsafeMutableRawBufferPointer
+  ) -> Result<(crc: UInt32, bytes: Int64), FileFailure> {
     let file = list.files[index]
     let listed = list.listedStatus(of: file)
     let location = OutputInspection.sourceLocation(
@@ -333,9 +355,6 @@ struct BackupCheck: Sendable {
     } catch {
       return .failure(.cannotOpen(error))
     }
-    let buffer = UnsafeMutableRawBufferPointer.allocate(
-      byteCount: Int(min(max(file.size, 4096), Int64(Self.bufferSize))), alignment: 64)
-    defer { buffer.deallocate() }
     var crc = CRC32()
     var total: Int64 = 0
     do throws(SystemError) {
@@ -385,6 +404,8 @@ struct BackupCheck: Sendable {
           sink: { bytes in crc.update(bytes) })
         return (file.decoder.members, file.decoder.totalOutput)
       }
+    } catch .interrupted {
+      return .interrupted
     } catch .badGzip(let fault) {
       return .finding(
         Finding(
