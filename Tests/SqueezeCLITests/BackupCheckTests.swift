@@ -258,4 +258,54 @@ import Testing
     #expect(broken.status == 1)
     #expect(broken.stdoutText.contains("doc.txt: damaged backup: "), "\(broken.stdoutText)")
   }
+
+  /// Waits until process `pid` has `path` open (it is reading it), or is gone, or a minute
+  /// has passed (a guard, not a measurement).
+  static func waitUntilOpen(_ path: String, pid: Int32) {
+    for _ in 0..<60_000 {
+      let folder = "/proc/\(pid)/fd"
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+      for name in names
+      where (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(name)"))
+        == path
+      {
+        return
+      }
+      if kill(pid, 0) != 0 { return }
+      usleep(1000)
+    }
+  }
+
+  @Test(.tags(.slow), .systemTier)
+  func aSignalStopsTheCheckWithoutFailingTheFilesItDidNotRead() throws {
+    let folder = TemporaryFolder("check-signal")
+    // A 64 GiB sparse source and an output the re-run rules call up to date (its header
+    // names it with its time, its ISIZE is 64 GiB modulo 2^32, its own time is the
+    // source's): reading it takes far longer than stopping does.
+    try folder.write("S/small.txt", text: "small")
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    let big = try folder.write("S/big.img", [])
+    #expect(truncate(big, 64 << 30) == 0)
+    var status = stat()
+    #expect(lstat(big, &status) == 0)
+    let seconds = UInt32(status.st_mtim.tv_sec)
+    var output: [UInt8] = [0x1F, 0x8B, 8, 0x08]
+    output += withUnsafeBytes(of: seconds.littleEndian) { Array($0) }
+    output += [0, 3] + Array("big.img".utf8) + [0]
+    output += [3, 0] + [0, 0, 0, 0] + [0, 0, 0, 0]
+    try folder.write("M/big.img.gz", output)
+    var times = [status.st_atim, status.st_mtim]
+    #expect(utimensat(AT_FDCWD, folder.url("M/big.img.gz"), &times, 0) == 0)
+    let result = try SqueezeBinary.run([
+      "--check", "-j", "1", "-o", folder.url("M"), folder.url("S/"),
+    ]) {
+      pid in
+      Self.waitUntilOpen(big, pid: pid)
+      kill(pid, SIGINT)
+    }
+    #expect(result.signal == SIGINT, "\(result.status) \(result.stderrText)")
+    #expect(result.stderrText.contains("interrupted"), "\(result.stderrText)")
+    #expect(!result.stderrText.contains("failed"), "\(result.stderrText)")
+    #expect(result.stdout.isEmpty, "no file reported as differing")
+  }
 }
