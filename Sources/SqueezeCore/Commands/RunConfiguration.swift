@@ -106,8 +106,12 @@ package struct RunConfiguration: Sendable {
   /// Mirror hard-link groups as hard links (not with `--shard`, where each name goes to its
   /// own shard, nor with `--rm`).
   var linksHardLinks: Bool
-  /// `--check`: compare the mirror (`-o`) with the source instead of writing it
-  /// (``BackupCheck``); nothing is changed, as in a dry run.
+  /// `--check`: compare the mirror (`-o`) with the source instead of writing it.
+  ///
+  /// The run is planned as a re-run would be; then each source whose output the re-run
+  /// rules call up to date is read and its CRC-32 and length compared with the output's
+  /// trailer (RFC 1952 section 2.3). Nothing is changed in either tree, as in a dry run:
+  /// the user's guide, "Checking a backup against its source".
   package var checksBackup = false
 
   /// A configuration of these values (the command line's resolution builds one).
