@@ -133,6 +133,8 @@ import Testing
       check.stdoutText
         == "\(folder.url("S/sub/b.txt")): differs: its backup '\(folder.url("M/sub/b.txt.gz"))' has the same size and modification time but other bytes (the source: CRC-32 \(changedSum), its backup's \(originalSum))\n"
     )
+    // Something differs: the summary goes to stderr even when it is not a terminal.
+    #expect(check.stderrText.contains(", 1 differs with the same size and time"))
     let summary = try Self.json(
       try SqueezeBinary.run(["--check", "--json", "-o", folder.url("M"), folder.url("S/")]))
     #expect(Self.number(summary, "counts.differs") == 1)
