@@ -158,6 +158,7 @@ enum CommandLineParser {
       if let modeFlag { return .conflict("--dry-run", modeFlag) }
     }
     if options.json && options.toStandardOutput { return .conflict("--json", "--stdout") }
+    if let conflict = checkConflict(in: options, modeFlag: modeFlag) { return conflict }
     if let conflict = deleteConflict(in: options) { return conflict }
     if let conflict = linkDestinationConflict(in: options) { return conflict }
     // The task log follows the scheduler's tasks: streams, listings and dry runs have none.
@@ -192,6 +193,23 @@ enum CommandLineParser {
     if options.taskLog != nil {
       return ("--task-log", "\(stream) as one stream, which has no tasks to log")
     }
+    return nil
+  }
+
+  /// `--check` compares a mirror made by compressing with its source: it writes nothing, so
+  /// options that write or remove have nothing to do with it.
+  static func checkConflict(in options: Options, modeFlag: String?) -> UsageError? {
+    guard options.check else { return nil }
+    if options.mode == .decompress { return .conflict("--check", "--decompress") }
+    if let modeFlag { return .conflict("--check", modeFlag) }
+    if options.toStandardOutput { return .conflict("--check", "--stdout") }
+    if options.removeSources { return .conflict("--check", "--rm") }
+    if options.deletes { return .conflict("--check", "--delete") }
+    if options.dryRun { return .conflict("--check", "--dry-run") }
+    if options.taskLog != nil { return .conflict("--check", "--task-log") }
+    // A snapshot is checked as the mirror it is (`--check -o NIGHT SRC/`), not while made.
+    if !options.linkDestinations.isEmpty { return .conflict("--check", "--link-dest") }
+    if options.output == nil { return .requires("--check", "--output") }
     return nil
   }
 

@@ -124,6 +124,11 @@ enum OptionTable {
       help:
         "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals.",
       apply: { options, _, _ in options.mode = .list }),
+    OptionDefinition(
+      group: .modes, short: nil, long: "check",
+      help:
+        "With --output: compare the backup with its source, changing nothing: each source's CRC-32 and size against its output's trailer (files a re-run would keep, though their bytes changed), missing outputs, links and hard links, and entries whose source is gone; exit status 1 when any differs.",
+      apply: { options, _, _ in options.check = true }),
   ]
 
   private static let output: [OptionDefinition] = [

@@ -35,6 +35,8 @@ struct Options: Sendable, Equatable {
   var suffix: RawPath = ".gz"
   /// `--dry-run`: print what would happen, change nothing.
   var dryRun = false
+  /// `--check`: compare the mirror (`-o`) with its source, change nothing.
+  var check = false
   /// `--one-file-system`: do not cross into other mounted file systems.
   var oneFileSystem = false
   /// `--rm`: remove each source once its output is durable and verified.

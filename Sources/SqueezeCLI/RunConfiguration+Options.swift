@@ -46,7 +46,8 @@ extension RunConfiguration {
         operation == .compress
         ? .uncompressed : (operation == .test ? .compressedOrNamed : .compressedByName)
       selection.recordsSkippedPaths = options.verbosity == .verbose || options.dryRun
-      selection.findsStaleTemporaries = !options.dryRun
+      // A dry run and a check change nothing, not even a killed run's temporaries.
+      selection.findsStaleTemporaries = !options.dryRun && !options.check
       selection.listingThreads = min(jobs, cpus.count)
       if options.output != nil {
         // A mirror: arguments map as rsync's, the tree's links and compressed names go in
@@ -66,6 +67,7 @@ extension RunConfiguration {
       files: files, selection: selection,
       linksHardLinks: options.shard == nil && !options.removeSources)
     linkDestinations = options.linkDestinations
+    checksBackup = options.check
   }
 
   /// The `--include`, `--exclude`, `--older-than` and `--shard` selection, `--older-than`

@@ -9,11 +9,13 @@ struct DryRun {
   let list: FileList
   let bases: BaseDirectories
 
-  /// What the dry run found.
+  /// What the dry run found: the numbers a run in its place reports, kind by kind, from the
+  /// same plan the run executes.
   struct Counts {
     /// Files that would be written.
     var would = 0
-    /// Files whose output is already current.
+    /// Files whose output is already current, further names of hard-link groups included
+    /// (their output already is a hard link of the group's).
     var upToDate = 0
     /// Files that would fail.
     var failing = 0
@@ -21,6 +23,13 @@ struct DryRun {
     var removing = 0
     /// Files whose output would be a hard link of an earlier snapshot's (`--link-dest`).
     var linked = 0
+    /// Further names of hard-link groups that would be made hard links of their group's
+    /// output.
+    var hardLinks = 0
+    /// Symbolic links that would be written (created, replaced, or retimed in place).
+    var links = 0
+    /// Symbolic links already right.
+    var linksUpToDate = 0
   }
 
   /// One line of the plan: what would happen to one path.
@@ -113,7 +122,9 @@ struct DryRun {
     for (index, disposition) in plan.dispositions.enumerated() where disposition != .leftOut {
       steps += fileSteps(index, disposition, counts: &counts)
     }
-    if let mirror = plan.mirror { steps += mirrorSteps(mirror, counts: &counts) }
+    if let mirror = plan.mirror {
+      steps += mirrorSteps(mirror, dispositions: plan.dispositions, counts: &counts)
+    }
     for (path, reason) in skipped {
       steps.append(Step(action: .skip, path: path, cause: reason.phrase, reason: reason))
     }
@@ -189,8 +200,12 @@ struct DryRun {
     }
   }
 
-  /// The steps of a mirror's links and hard links.
-  private func mirrorSteps(_ mirror: MirrorPlan, counts: inout Counts) -> [Step] {
+  /// The steps of a mirror's links and hard links, judged as ``MirrorEntries`` judges them
+  /// when the run writes them: every link and further name counted once, as the run counts
+  /// it.
+  private func mirrorSteps(
+    _ mirror: MirrorPlan, dispositions: [FileDisposition], counts: inout Counts
+  ) -> [Step] {
     var steps: [Step] = []
     for planned in mirror.links {
       let link = list.links[planned.link]
@@ -200,23 +215,57 @@ struct DryRun {
       if let failure = failure(planned.existing, display: display) {
         counts.failing += 1
         steps.append(Step(action: .fail, path: source, cause: "\(failure)"))
-      } else if planned.existing != .upToDate {
+      } else if planned.existing == .upToDate {
+        counts.linksUpToDate += 1
+        steps.append(Step(action: .upToDate, path: source))
+      } else {
+        counts.links += 1
         steps.append(Step(action: .link, path: source, output: display))
       }
     }
-    for follower in mirror.followers where follower.existing != .upToDate {
+    for follower in mirror.followers {
       let file = list.files[follower.file]
       let leader = list.files[follower.leader]
       guard let name = settings.plan.outputName(for: list.name(of: file)),
         let leaderName = settings.plan.outputName(for: list.name(of: leader))
       else { continue }
-      steps.append(
-        Step(
-          action: .hardLink, path: list.displayPath(of: file),
-          output: settings.plan.displayPath(named: name, of: file, in: list),
-          cause: settings.plan.displayPath(named: leaderName, of: leader, in: list).displayString))
+      let source = list.displayPath(of: file)
+      let display = settings.plan.displayPath(named: name, of: file, in: list)
+      let leaderDisplay = settings.plan.displayPath(named: leaderName, of: leader, in: list)
+      if case .fails = dispositions[follower.leader] {
+        counts.failing += 1
+        steps.append(
+          Step(
+            action: .fail, path: source, cause: "\(FileFailure.groupOutputFailed(leaderDisplay))"))
+        continue
+      }
+      if let failure = followerFailure(follower.existing, display: display) {
+        counts.failing += 1
+        steps.append(Step(action: .fail, path: source, cause: "\(failure)"))
+      } else if follower.existing == .upToDate {
+        counts.upToDate += 1
+        steps.append(Step(action: .upToDate, path: source))
+      } else {
+        counts.hardLinks += 1
+        steps.append(
+          Step(
+            action: .hardLink, path: source, output: display,
+            cause: leaderDisplay.displayString))
+      }
     }
     return steps
+  }
+
+  /// Why the entry where a further name of a hard-link group goes would make linking it
+  /// fail, as ``MirrorEntries/linkFollowers(_:leaders:waiting:results:report:)`` decides.
+  private func followerFailure(_ existing: ExistingOutput, display: RawPath) -> FileFailure? {
+    switch existing {
+    case .foreign where !settings.force:
+      settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
+    case .inTheWay(let kind): .outputInTheWay(display, kind)
+    case .folderInTheWay: .outputInTheWay(display, .directory)
+    default: nil
+    }
   }
 
   /// Writes the plan's text, a line per step (what `--dry-run` prints on stdout), in pieces
@@ -248,6 +297,14 @@ struct DryRun {
     if !settings.linkDestinations.isEmpty {
       summary.insert(
         "\(ByteFormat.count(counts.linked)) would be linked from an earlier snapshot", at: 1)
+    }
+    if counts.hardLinks > 0 {
+      summary.append("\(ByteFormat.count(counts.hardLinks)) would be hard-linked")
+    }
+    if counts.links > 0 {
+      summary.append(
+        "\(ByteFormat.count(counts.links)) symbolic link\(counts.links == 1 ? "" : "s") would be written"
+      )
     }
     if settings.removesSources {
       summary.append("\(ByteFormat.count(counts.removing)) would be removed")

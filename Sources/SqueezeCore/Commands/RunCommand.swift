@@ -55,6 +55,9 @@ package struct RunCommand {
         failure: DiscoveryFailure(path: finding.argument, cause: finding.message))
     }
     let plan = await self.plan(prepared, list: discovery.files, reporter: reporter)
+    if configuration.checksBackup {
+      return await check(prepared, discovery: discovery, plan: plan, reporter: reporter)
+    }
     if configuration.dryRun {
       return dryRun(prepared, discovery: discovery, plan: plan, reporter: reporter)
     }
@@ -88,7 +91,7 @@ package struct RunCommand {
           mirrorBase: nil))
     }
     let base: Int?
-    if configuration.dryRun {
+    if configuration.dryRun || configuration.checksBackup {
       // Nothing is created: an output folder that does not exist yet has no outputs.
       base = try? environment.bases.open(output)
     } else {

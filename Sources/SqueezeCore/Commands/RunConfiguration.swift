@@ -109,6 +109,13 @@ package struct RunConfiguration: Sendable {
   /// `--link-dest`: the earlier snapshots whose outputs of unchanged files a snapshot into
   /// the `-o` folder hard-links, as given (a relative one is relative to the `-o` folder).
   package var linkDestinations: [RawPath] = []
+  /// `--check`: compare the mirror (`-o`) with the source instead of writing it.
+  ///
+  /// The run is planned as a re-run would be; then each source whose output the re-run
+  /// rules call up to date is read and its CRC-32 and length compared with the output's
+  /// trailer (RFC 1952 section 2.3). Nothing is changed in either tree, as in a dry run:
+  /// the user's guide, "Checking a backup against its source".
+  package var checksBackup = false
 
   /// A configuration of these values (the command line's resolution builds one).
   package init(

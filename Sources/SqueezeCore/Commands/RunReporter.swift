@@ -141,6 +141,9 @@ final class RunReporter {
       results.done = counts.would
       results.upToDate = counts.upToDate
       results.linked = counts.linked
+      results.hardLinked = counts.hardLinks
+      results.linksWritten = counts.links
+      results.linksUpToDate = counts.linksUpToDate
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
       var reported = discovery

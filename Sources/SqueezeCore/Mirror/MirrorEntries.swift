@@ -71,10 +71,15 @@ struct MirrorEntries {
         case .upToDate:
           results.linksUpToDate += 1
           report.made(location, .link, target: list.target(of: link))
+          if verbose { report.lines.append("\(source.displayString): up to date") }
         case .stale where planned.retimeOnly:
+          // Written in place: counted with the links written, as the dry run's plan lists it.
           try location.setTimes(access: link.accessTime, modification: link.modificationTime)
-          results.linksUpToDate += 1
+          results.linksWritten += 1
           report.made(location, .link, target: list.target(of: link))
+          if verbose {
+            report.lines.append("\(source.displayString): link → \(display.displayString)")
+          }
         case .absent:
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
@@ -214,6 +219,7 @@ struct MirrorEntries {
         case .upToDate:
           results.upToDate += 1
           report.made(target, .file)
+          if verbose { report.lines.append("\(source.displayString): up to date") }
           continue
         case .absent:
           do throws(SystemError) {

@@ -172,6 +172,17 @@ import Testing
       arguments: ["--link-dest=", "-o", "m", "x"],
       error: .invalidValue("", option: "--link-dest <dir>", reason: "expected a folder")
     ),
+    (arguments: ["--check", "x"], error: .requires("--check", "--output")),
+    (arguments: ["--check", "-d", "-o", "m", "x"], error: .conflict("--check", "--decompress")),
+    (arguments: ["--check", "--delete", "-o", "m", "x"], error: .conflict("--check", "--delete")),
+    (
+      arguments: ["--check", "--dry-run", "-o", "m", "x"], error: .conflict("--check", "--dry-run")
+    ),
+    (arguments: ["--check", "--rm", "-o", "m", "x"], error: .conflict("--check", "--rm")),
+    (
+      arguments: ["--check", "--link-dest", "p", "-o", "m", "x"],
+      error: .conflict("--check", "--link-dest")
+    ),
   ])
   func usageErrorsNameTheOption(arguments: [String], error: UsageError) {
     #expect(CommandLineParser.parse(arguments) == .failure(error))
