@@ -123,6 +123,9 @@ struct BackupCheck: Sendable {
       let source = list.displayPath(of: file)
       switch disposition {
       case .leftOut: continue
+      // Only a snapshot plans links, and `--check` refuses `--link-dest`: a snapshot is
+      // checked afterwards as the mirror it is.
+      case .link: continue
       case .upToDate: toRead.append(index)
       case .fails(let failure):
         report.failures.append(DiscoveryFailure(path: source, cause: "\(failure)"))
