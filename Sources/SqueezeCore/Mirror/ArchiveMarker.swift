@@ -40,23 +40,6 @@ enum ArchiveMarker {
   static func leave(in folder: Int32, namer: TemporaryNamer) throws(SystemError) {
     // One that cannot be examined is written again: renaming it into place finds it there.
     if (try? isPresent(in: folder)) == true { return }
-    let (temporary, raw) = try TemporaryEntry.file(
-      in: FolderHandle(borrowing: folder), namer: namer, permissions: 0o644)
-    let descriptor = FileDescriptor(owning: raw)
-    do throws(SystemError) {
-      try descriptor.writeAll(Array(text.utf8))
-      try descriptor.sync()
-      try descriptor.close()
-      do throws(SystemError) {
-        try temporary.rename(to: name, .noReplace)
-      } catch  where error == .fileExists {
-        // Another run left it first.
-        try? temporary.remove()
-      }
-      try Descriptor.sync(folder)
-    } catch {
-      try? temporary.remove()
-      throw error
-    }
+    try MarkerFile.write(text, as: name, in: folder, namer: namer)
   }
 }

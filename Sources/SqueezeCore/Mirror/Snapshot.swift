@@ -104,24 +104,7 @@ enum SnapshotMarker {
     } catch  where error == .noSuchFile {
       // Not there yet: written below.
     }
-    let (temporary, raw) = try TemporaryEntry.file(
-      in: FolderHandle(borrowing: folder), namer: namer, permissions: 0o644)
-    let descriptor = FileDescriptor(owning: raw)
-    do throws(SystemError) {
-      try descriptor.writeAll(Array(text.utf8))
-      try descriptor.sync()
-      try descriptor.close()
-      do throws(SystemError) {
-        try temporary.rename(to: name, .noReplace)
-      } catch  where error == .fileExists {
-        // Another run left it first.
-        try? temporary.remove()
-      }
-      try Descriptor.sync(folder)
-    } catch {
-      try? temporary.remove()
-      throw error
-    }
+    try MarkerFile.write(text, as: name, in: folder, namer: namer)
   }
 
   /// Removes the marker from the folder open as `folder` and syncs the folder: the
