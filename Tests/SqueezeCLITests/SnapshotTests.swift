@@ -381,7 +381,10 @@ import Testing
     let source = TreeSnapshot(folder.url("S"))
     let marker = folder.url("N2/.squeeze-snapshot")
     var generator = SystemRandomNumberGenerator()
-    for round in 0..<3 {
+    // A resumed snapshot with little left to do can finish before the kill lands (its marker
+    // is removed last): it is then done, and a further run into it is refused by design.
+    var finished = false
+    for round in 0..<3 where !finished {
       let delay = UInt32.random(in: 0...150_000, using: &generator)
       _ = try SqueezeBinary.run([
         "-j", "2", "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
@@ -402,11 +405,16 @@ import Testing
         #expect(
           restored == (try folder.read("S/" + name.dropLast(3))), "round \(round): \(name)")
       }
+      // No marker over written outputs: finished (killed before its marker, it wrote none).
+      finished =
+        access(marker, F_OK) != 0 && !TemporaryFolder.files(in: folder.url("N2")).isEmpty
     }
-    let last = try SqueezeBinary.run([
-      "--json", "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
-    ])
-    #expect(last.status == 0, "\(last.stderrText)")
+    if !finished {
+      let last = try SqueezeBinary.run([
+        "--json", "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+      ])
+      #expect(last.status == 0, "\(last.stderrText)")
+    }
     #expect(access(marker, F_OK) != 0, "the finished snapshot has no marker")
     #expect(Self.fingerprint(folder.url("N1")) == before)
     try Self.expectRestores(folder.url("N2"), to: folder.url("R"), equal: source)
