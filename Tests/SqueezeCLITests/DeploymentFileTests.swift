@@ -35,13 +35,7 @@ import Testing
     // (and the man page Documentation= names): install into a prefix and point the unit at it.
     let folder = TemporaryFolder("systemd")
     let prefix = folder.url("prefix")
-    let install = try Shell.run(
-      "/bin/bash",
-      [
-        Deployment.repository.appendingPathComponent("scripts/install").path, "--binary",
-        SqueezeBinary.path, prefix,
-      ])
-    try #require(install.status == 0, "scripts/install: \(install.stderrText)")
+    try Deployment.install(into: prefix)
     let installed = prefix + "/bin/squeeze"
     try #require(FileManager.default.isExecutableFile(atPath: installed))
     try folder.makeFolder("units")
@@ -328,6 +322,20 @@ enum Deployment {
   /// The checkout's root folder.
   static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
+
+  /// Installs the squeeze under test into `prefix` with `scripts/install`, as a unit file's
+  /// ExecStart needs it (`systemd-analyze verify` wants the binary and the man page).
+  ///
+  /// - Throws: when the script cannot run or ends with a status other than 0.
+  static func install(into prefix: String) throws {
+    let install = try Shell.run(
+      "/bin/bash",
+      [
+        repository.appendingPathComponent("scripts/install").path, "--binary", SqueezeBinary.path,
+        prefix,
+      ])
+    try #require(install.status == 0, "scripts/install: \(install.stderrText)")
+  }
 
   /// A systemd unit file's settings as "Section.Key" → values in order (a key may repeat);
   /// comments and blank lines left out.

@@ -24,13 +24,7 @@ import Testing
 
     let folder = TemporaryFolder("snapshot-units")
     let prefix = folder.url("prefix")
-    let install = try Shell.run(
-      "/bin/bash",
-      [
-        Deployment.repository.appendingPathComponent("scripts/install").path, "--binary",
-        SqueezeBinary.path, prefix,
-      ])
-    try #require(install.status == 0, "scripts/install: \(install.stderrText)")
+    try Deployment.install(into: prefix)
     try folder.makeFolder("units")
     try folder.write(
       "units/squeeze-snapshots.service",
