@@ -12,11 +12,14 @@ import Testing
       .release()
   }
 
-  @Test func aTemporaryIsRemovedInTheFolderItWasMadeInAfterThatFolderMoved() throws {
-    let folder = TemporaryFolder("entry-moved")
+  /// A temporary file made in `d` of `folder`, after which `d` is renamed to `moved` and a
+  /// symbolic link to `decoy` put where `d` was: what a concurrent rename looks like.
+  static func temporaryWhoseFolderMoved(
+    in folder: TemporaryFolder
+  ) throws -> (TemporaryEntry, TemporaryNamer) {
     try folder.makeFolder("d")
     try folder.makeFolder("decoy")
-    let base = try Self.openBase(folder.path)
+    let base = try openBase(folder.path)
     defer { close(base) }
     let namer = TemporaryNamer()
     let handle = try FolderHandle.folder(
@@ -25,6 +28,12 @@ import Testing
     close(descriptor)
     #expect(rename(folder.url("d"), folder.url("moved")) == 0)
     #expect(symlink(folder.url("decoy"), folder.url("d")) == 0)
+    return (entry, namer)
+  }
+
+  @Test func aTemporaryIsRemovedInTheFolderItWasMadeInAfterThatFolderMoved() throws {
+    let folder = TemporaryFolder("entry-moved")
+    let (entry, namer) = try Self.temporaryWhoseFolderMoved(in: folder)
     #expect(TemporaryFolder.files(in: folder.url("moved")) == [entry.name.displayString])
     #expect(namer.live.count == 1)
     try entry.remove()
@@ -34,17 +43,7 @@ import Testing
 
   @Test func aRenameStaysInTheFolderItWasMadeInAndNeverFollowsALinkInItsPlace() throws {
     let folder = TemporaryFolder("entry-rename")
-    try folder.makeFolder("d")
-    try folder.makeFolder("decoy")
-    let base = try Self.openBase(folder.path)
-    defer { close(base) }
-    let namer = TemporaryNamer()
-    let handle = try FolderHandle.folder(
-      of: RelativeLocation(base: base, directory: "d", name: "x.gz"))
-    let (entry, descriptor) = try TemporaryEntry.file(in: handle, namer: namer, permissions: 0o600)
-    close(descriptor)
-    #expect(rename(folder.url("d"), folder.url("moved")) == 0)
-    #expect(symlink(folder.url("decoy"), folder.url("d")) == 0)
+    let (entry, namer) = try Self.temporaryWhoseFolderMoved(in: folder)
     try entry.rename(to: "x.gz", .noReplace)
     #expect(TemporaryFolder.files(in: folder.url("moved")) == ["x.gz"])
     #expect(TemporaryFolder.files(in: folder.url("decoy")).isEmpty)
