@@ -10,7 +10,7 @@ import Testing
   /// Lists `arguments` (into `mirror` when given) and plans the run, as ``RunCommand`` does
   /// for a compression.
   static func plan(
-    _ arguments: [String], mirror: String? = nil
+    _ arguments: [String], mirror: String? = nil, removesSources: Bool = false
   ) async throws -> (list: FileList, plan: RunPlan) {
     let bases = BaseDirectories()
     var options = DiscoveryOptions()
@@ -27,6 +27,7 @@ import Testing
     var settings = FileSettings(
       plan: OutputPlan(destination: destination, naming: .addSuffix(".gz")))
     settings.wrapsCompressedNames = mirror != nil
+    settings.removesSources = removesSources
     let plan = await RunPlan.make(
       list: list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
     return (list, plan)

@@ -12,25 +12,7 @@ import Testing
   static func plan(
     _ arguments: [String], mirror: String?, removesSources: Bool = false
   ) async throws -> RunPlan {
-    let bases = BaseDirectories()
-    var options = DiscoveryOptions()
-    var destination = OutputPlan.Destination.besideSources
-    if let mirror {
-      let base = try bases.open(RawPath(mirror))
-      destination = .mirror(base: base, path: RawPath(mirror))
-      options.mirrorsTree = true
-      options.wanted = .anything
-    }
-    let list = Discovery.run(
-      arguments: arguments.map { RawPath($0) }, options: options, bases: bases,
-      namer: TemporaryNamer()
-    ).files
-    var settings = FileSettings(
-      plan: OutputPlan(destination: destination, naming: .addSuffix(".gz")))
-    settings.wrapsCompressedNames = mirror != nil
-    settings.removesSources = removesSources
-    return await RunPlan.make(
-      list: list, settings: settings, bases: bases, linksHardLinks: true, width: 2)
+    try await RunPlanTests.plan(arguments, mirror: mirror, removesSources: removesSources).plan
   }
 
   @Test func aReRunAfterChangingOneBigFileOfManyIsMeasuredAgainstThatFileOnly() async throws {
