@@ -46,11 +46,15 @@ import Testing
   }
 
   /// The dry run's `--json` counts, its plan, the run's `--json` counts and the run's `-v`
-  /// lines, all for the same state of `S` and `M`, compared kind by kind.
+  /// lines, all for the same state of `S` and the mirror (`M`, or `output`), compared kind
+  /// by kind: files, symbolic links, hard links, folders, deletions.
+  ///
+  /// - Returns: the run's `--json` object.
+  @discardableResult
   static func expectDryRunAgreesWithRun(
-    _ folder: TemporaryFolder, extra: [String] = [], _ comment: Comment
-  ) throws {
-    let arguments = extra + ["--json", "-o", folder.url("M"), folder.url("S/")]
+    _ folder: TemporaryFolder, extra: [String] = [], output: String = "M", _ comment: Comment
+  ) throws -> [String: Any] {
+    let arguments = extra + ["--json", "-o", folder.url(output), folder.url("S/")]
     let dry = try SqueezeBinary.run(["--dry-run"] + arguments)
     #expect(dry.status == 0, "\(dry.stderrText)")
     let run = try SqueezeBinary.run(["-v"] + arguments)
@@ -60,7 +64,8 @@ import Testing
     for key in [
       "files.selected", "files.compressed", "files.upToDate", "files.hardLinked",
       "files.symbolicLinks.written", "files.symbolicLinks.upToDate", "files.deleted",
-      "files.keptForeign", "files.skipped.total", "files.failed.count",
+      "files.keptForeign", "files.skipped.total", "files.failed.count", "files.linked",
+      "files.folders.made", "files.folders.updated", "files.folders.upToDate",
     ] {
       #expect(number(planned, key) == number(done, key), "\(key), \(comment)")
     }
@@ -68,18 +73,28 @@ import Testing
     func steps(_ action: String) -> Int { plan.count { $0["action"] as? String == action } }
     let upToDate =
       (number(done, "files.upToDate") ?? -1) + (number(done, "files.symbolicLinks.upToDate") ?? -1)
+      + (number(done, "files.folders.upToDate") ?? -1)
     #expect(steps("compress") == number(done, "files.compressed"), "\(comment)")
+    #expect(steps("makeFolder") == number(done, "files.folders.made"), "\(comment)")
+    #expect(steps("updateFolder") == number(done, "files.folders.updated"), "\(comment)")
     #expect(steps("upToDate") == upToDate, "\(comment)")
     #expect(steps("link") == number(done, "files.symbolicLinks.written"), "\(comment)")
     #expect(steps("hardLink") == number(done, "files.hardLinked"), "\(comment)")
     #expect(steps("delete") == number(done, "files.deleted"), "\(comment)")
     // -v names every entry it counts: a line per file compressed, per entry up to date, per
-    // link written, per further name hard-linked.
+    // link written, per further name hard-linked, per folder made or updated.
     let lines = run.stderrText.split(separator: "\n")
     let compressedLines = lines.count {
       !$0.hasPrefix("squeeze: ") && $0.contains(" → ") && !$0.contains(": link → ")
-        && !$0.contains(": hard link of ")
+        && !$0.contains(": hard link of ") && !$0.contains(": folder ")
+        && !$0.contains(": linked ")
     }
+    #expect(
+      lines.count { $0.contains(": folder made → ") } == number(done, "files.folders.made"),
+      "\(comment)")
+    #expect(
+      lines.count { $0.contains(": folder updated → ") } == number(done, "files.folders.updated"),
+      "\(comment)")
     #expect(compressedLines == number(done, "files.compressed"), "\(comment)")
     #expect(lines.count { $0.hasSuffix(": up to date") } == upToDate, "\(comment)")
     #expect(
@@ -88,13 +103,29 @@ import Testing
     #expect(
       lines.count { $0.contains(": hard link of ") } == number(done, "files.hardLinked"),
       "\(comment)")
+    // The summary lines say the folders made and updated, the run's as the dry run's.
+    for (key, verb) in [("made", "made"), ("updated", "updated")] {
+      let count = number(done, "files.folders.\(key)") ?? -1
+      let folders = count == 1 ? "1 folder" : "\(count) folders"
+      #expect(run.stderrText.contains(", \(folders) \(verb)") == (count > 0), "\(comment)")
+      #expect(dry.stderrText.contains(", \(folders) would be \(verb)") == (count > 0), "\(comment)")
+    }
+    return done
+  }
+
+  /// The run's folder counts: made, updated, up to date.
+  static func folders(_ done: [String: Any]) -> [Int?] {
+    ["made", "updated", "upToDate"].map { number(done, "files.folders.\($0)") }
   }
 
   @Test func dryRunCountsEqualTheRunsForAMirrorWithEveryEntryKind() throws {
     let folder = TemporaryFolder("dry-agrees")
     try Self.makeSource(in: folder)
-    try Self.expectDryRunAgreesWithRun(folder, "a new mirror")
-    try Self.expectDryRunAgreesWithRun(folder, "an up-to-date mirror")
+    // sub, sub/deep, group and empty; the top (M itself) is not counted.
+    let fresh = try Self.expectDryRunAgreesWithRun(folder, "a new mirror")
+    #expect(Self.folders(fresh) == [4, 0, 0])
+    let again = try Self.expectDryRunAgreesWithRun(folder, "an up-to-date mirror")
+    #expect(Self.folders(again) == [0, 0, 4])
     // Changes of every kind: a new file, a new link, a link retimed, a new hard-link name,
     // a file and a link gone (pruned with --delete).
     try folder.write("S/sub/new.txt", TestData.text(1_000, seed: 6))
@@ -106,8 +137,27 @@ import Testing
     link(folder.url("S/group/one"), folder.url("S/sub/four"))
     unlink(folder.url("S/sub/deep/c.bin"))
     unlink(folder.url("S/sub/dangling"))
-    try Self.expectDryRunAgreesWithRun(folder, extra: ["--delete"], "after changes of every kind")
+    let changed = try Self.expectDryRunAgreesWithRun(
+      folder, extra: ["--delete"], "after changes of every kind")
+    #expect(Self.folders(changed) == [0, 2, 2], "sub and sub/deep changed")
     try Self.expectDryRunAgreesWithRun(folder, extra: ["--delete"], "up to date again")
+    // A folder's bits changed, one that was empty gained a folder: updated, not made. A file
+    // rewritten in place leaves its folder's metadata as it was: the run writes the new
+    // output into it (and gives it its time back), and the folder is still up to date.
+    #expect(chmod(folder.url("S/sub/deep"), 0o750) == 0)
+    try folder.makeFolder("S/empty/now-not")
+    try folder.write("S/sub/b.txt", TestData.text(3_500, seed: 8))
+    let folders = try Self.expectDryRunAgreesWithRun(
+      folder, extra: ["--delete"], "folders changed")
+    #expect(
+      Self.folders(folders) == [1, 2, 2], "empty/now-not made; sub/deep and empty updated")
+    #expect(Self.number(folders, "files.compressed") == 1, "sub/b.txt")
+    // Tonight's snapshot of the same tree: every folder made anew, unchanged files linked.
+    try folder.write("S/sub/new.txt", TestData.text(1_100, seed: 7))
+    let snapshot = try Self.expectDryRunAgreesWithRun(
+      folder, extra: ["--link-dest", "../M"], output: "N", "a snapshot with --link-dest")
+    #expect(Self.folders(snapshot) == [5, 0, 0])
+    #expect((Self.number(snapshot, "files.linked") ?? 0) > 0)
   }
 
   @Test(.tags(.system), .systemTier)

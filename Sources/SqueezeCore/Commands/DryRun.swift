@@ -30,6 +30,13 @@ struct DryRun {
     var links = 0
     /// Symbolic links already right.
     var linksUpToDate = 0
+    /// Folders below the mirror's top that would be made (``FolderState/made``).
+    var foldersMade = 0
+    /// Folders below the mirror's top that would be given their source's metadata again
+    /// (``FolderState/updated``).
+    var foldersUpdated = 0
+    /// Folders below the mirror's top already right (``FolderState/upToDate``).
+    var foldersUpToDate = 0
   }
 
   /// One line of the plan: what would happen to one path.
@@ -60,6 +67,11 @@ struct DryRun {
       /// The file's output at ``Step/output`` would be a hard link of an earlier snapshot's
       /// output (``Step/cause``: `--link-dest`).
       case linkFromSnapshot
+      /// A mirror folder would be made at ``Step/output`` for the source folder ``Step/path``.
+      case makeFolder
+      /// The mirror folder at ``Step/output`` would be given the source folder's owner,
+      /// permission bits and times again.
+      case updateFolder
     }
     /// What would be done.
     var action: Action
@@ -90,6 +102,9 @@ struct DryRun {
       case .linkFromSnapshot:
         return
           "would link from snapshot: \(source) → \(output?.displayString ?? "") (\(cause ?? ""))"
+      case .makeFolder: return "would make folder: \(source) → \(output?.displayString ?? "")"
+      case .updateFolder:
+        return "would update folder: \(source) → \(output?.displayString ?? "")"
       }
     }
 
@@ -112,10 +127,13 @@ struct DryRun {
     }
   }
 
-  /// The plan: one step per file, link, hard link, skip and deletion, from `plan`.
+  /// The plan: one step per file, folder, link, hard link, skip and deletion, from `plan`.
+  ///
+  /// - Parameter folders: the mirror's folders, to examine what is where they go; nil when
+  ///   the mirror does not exist yet (every folder would be made).
   func steps(
     plan: RunPlan, skipped: [(path: RawPath, reason: SkipReason)],
-    deletions: MirrorDeletion.Report?
+    deletions: MirrorDeletion.Report?, folders: MirrorFolders? = nil
   ) -> (steps: [Step], counts: Counts) {
     var counts = Counts()
     var steps: [Step] = []
@@ -123,6 +141,7 @@ struct DryRun {
       steps += fileSteps(index, disposition, counts: &counts)
     }
     if let mirror = plan.mirror {
+      steps += folderSteps(mirror, folders: folders, counts: &counts)
       steps += mirrorSteps(mirror, dispositions: plan.dispositions, counts: &counts)
     }
     for (path, reason) in skipped {
@@ -198,6 +217,61 @@ struct DryRun {
     case .folderInTheWay(empty: false)? where !settings.deletes: .folderNotEmpty(display)
     default: nil
     }
+  }
+
+  /// The steps of a mirror's folders below its top, in listing order (parents first), judged
+  /// as ``MirrorFolders/prepare(_:)`` judges them when the run makes them: each counted
+  /// once, as the run counts it. A folder the run could not make would fail (its entries are
+  /// left out then).
+  private func folderSteps(
+    _ mirror: MirrorPlan, folders: MirrorFolders?, counts: inout Counts
+  ) -> [Step] {
+    var steps: [Step] = []
+    var made = [Bool](repeating: true, count: mirror.folders.count)
+    var usable = [Bool](repeating: true, count: mirror.folders.count)
+    for (index, folder) in mirror.folders.enumerated() {
+      guard folder.parent >= 0 else {
+        made[index] = folders == nil
+        continue
+      }
+      guard usable[folder.parent] else {
+        usable[index] = false
+        continue
+      }
+      let state: FolderState
+      do {
+        state =
+          try folders?.expectedState(index, in: mirror, parentIsNew: made[folder.parent])
+          ?? .made
+      } catch {
+        usable[index] = false
+        made[index] = false
+        if mirror.isMirrored[index] {
+          counts.failing += 1
+          steps.append(
+            Step(
+              action: .fail, path: list.displayPath(ofDirectory: folder.sources[0]),
+              cause: "cannot make this mirror folder: \(error)"))
+        }
+        continue
+      }
+      made[index] = state == .made
+      guard mirror.isMirrored[index] else { continue }
+      let source = list.displayPath(ofDirectory: folder.sources[0])
+      let display = settings.plan.mirrorDisplay(folder.path)
+      switch state {
+      case .made:
+        counts.foldersMade += 1
+        steps.append(Step(action: .makeFolder, path: source, output: display))
+      case .updated:
+        counts.foldersUpdated += 1
+        steps.append(Step(action: .updateFolder, path: source, output: display))
+      case .upToDate:
+        counts.foldersUpToDate += 1
+        steps.append(Step(action: .upToDate, path: source))
+      }
+    }
+    return steps
   }
 
   /// The steps of a mirror's links and hard links, judged as ``MirrorEntries`` judges them
@@ -304,6 +378,16 @@ struct DryRun {
     if counts.links > 0 {
       summary.append(
         "\(ByteFormat.count(counts.links)) symbolic link\(counts.links == 1 ? "" : "s") would be written"
+      )
+    }
+    if counts.foldersMade > 0 {
+      summary.append(
+        "\(ByteFormat.count(counts.foldersMade)) folder\(counts.foldersMade == 1 ? "" : "s") would be made"
+      )
+    }
+    if counts.foldersUpdated > 0 {
+      summary.append(
+        "\(ByteFormat.count(counts.foldersUpdated)) folder\(counts.foldersUpdated == 1 ? "" : "s") would be updated"
       )
     }
     if settings.removesSources {

@@ -200,6 +200,10 @@ extension JSONSummary: Encodable {
         var links = object.nestedContainer(keyedBy: Key.self, forKey: Key("symbolicLinks"))
         try links.encode(results.linksWritten, forKey: Key("written"))
         try links.encode(results.linksUpToDate, forKey: Key("upToDate"))
+        var folders = object.nestedContainer(keyedBy: Key.self, forKey: Key("folders"))
+        try folders.encode(results.foldersMade, forKey: Key("made"))
+        try folders.encode(results.foldersUpdated, forKey: Key("updated"))
+        try folders.encode(results.foldersUpToDate, forKey: Key("upToDate"))
       }
       if mode == .compress {
         try object.encode(results.deleted, forKey: Key("deleted"))

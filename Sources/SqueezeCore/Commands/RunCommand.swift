@@ -283,7 +283,7 @@ package struct RunCommand {
     let dryRun = DryRun(
       settings: prepared.settings, list: discovery.files, bases: environment.bases)
     let (steps, counts) = dryRun.steps(
-      plan: plan, skipped: discovery.skipped, deletions: deletions)
+      plan: plan, skipped: discovery.skipped, deletions: deletions, folders: mirror?.folders)
     let written = reporter.dryRun(
       dryRun, steps: steps, counts: counts, discovery: discovery,
       failures: discovery.failures + plan.failures, deletions: deletions,

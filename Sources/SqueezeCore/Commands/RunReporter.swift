@@ -144,6 +144,9 @@ final class RunReporter {
       results.hardLinked = counts.hardLinks
       results.linksWritten = counts.links
       results.linksUpToDate = counts.linksUpToDate
+      results.foldersMade = counts.foldersMade
+      results.foldersUpdated = counts.foldersUpdated
+      results.foldersUpToDate = counts.foldersUpToDate
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
       var reported = discovery

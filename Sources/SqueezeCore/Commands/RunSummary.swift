@@ -45,7 +45,8 @@ struct RunSummary: Sendable {
   var failed: Int { results.failed + discoveryFailures }
 
   /// `squeeze: 14 files compressed, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`,
-  /// then up-to-date, grown, stored, removed, skipped and failed counts when not zero, and
+  /// then up-to-date, grown, stored, removed, linked, folders made and updated, deleted,
+  /// skipped and failed counts when not zero, and
   /// (when ``showsMainActor``) the main actor's worst lag and hangs. A run that did nothing
   /// says `nothing compressed`, and one whose files were all empty
   /// `2 empty files compressed`: no sizes or rate made of zeros.
@@ -110,6 +111,16 @@ struct RunSummary: Sendable {
     if results.linksWritten > 0 {
       parts.append(
         "\(ByteFormat.count(results.linksWritten)) symbolic link\(results.linksWritten == 1 ? "" : "s")"
+      )
+    }
+    if results.foldersMade > 0 {
+      parts.append(
+        "\(ByteFormat.count(results.foldersMade)) folder\(results.foldersMade == 1 ? "" : "s") made"
+      )
+    }
+    if results.foldersUpdated > 0 {
+      parts.append(
+        "\(ByteFormat.count(results.foldersUpdated)) folder\(results.foldersUpdated == 1 ? "" : "s") updated"
       )
     }
     if results.deleted > 0 { parts.append("\(ByteFormat.count(results.deleted)) deleted") }

@@ -16,6 +16,11 @@ import SqueezeSystem
 /// folder's owner and group (as root), permission bits and access and modification times,
 /// deepest first, and only where they differ (an up-to-date re-run changes no folder's
 /// time). With `--shard`, every shard does this for every folder after its own writes.
+///
+/// Each folder below the mirror's top is counted once, by what was where it goes before the
+/// run changed anything (``FolderState``): made, up to date, or updated. The top (the `-o`
+/// folder itself) is never counted: the user named it, and it is made or checked before
+/// anything is listed.
 struct MirrorFolders {
   /// The run's listing.
   let list: FileList
@@ -38,6 +43,7 @@ struct MirrorFolders {
     var failures: [DiscoveryFailure] = []
     var created = [Bool](repeating: false, count: plan.folders.count)
     plan.usable = [Bool](repeating: true, count: plan.folders.count)
+    plan.folderStates = [FolderState?](repeating: nil, count: plan.folders.count)
     for (index, folder) in plan.folders.enumerated() {
       if folder.parent < 0 { continue }  // the mirror itself: prepared by OutputFolder
       guard plan.usable[folder.parent] else {
@@ -46,7 +52,12 @@ struct MirrorFolders {
       }
       do {
         let place = location(index, in: plan)
-        created[index] = try make(place, parentIsNew: created[folder.parent])
+        let found = try make(place, parentIsNew: created[folder.parent])
+        created[index] = found == nil
+        if plan.isMirrored[index] {
+          let source = list.directories[Int(folder.sources[0])]
+          plan.folderStates[index] = found.map { state(found: $0, source: source) } ?? .made
+        }
         if plan.isMirrored[index], let identity = try? EntryIdentity.of(place),
           identity.kind == .folder
         {
@@ -76,19 +87,20 @@ struct MirrorFolders {
   /// Makes the folder at `location` usable.
   ///
   /// - Parameter parentIsNew: its parent was made by this run (so nothing is in the way).
-  /// - Returns: true when the folder was made by this run.
+  /// - Returns: nil when the folder was made by this run; the status of the folder found in
+  ///   place, as it was before anything of it was changed.
   /// - Throws: ``SystemError`` or ``InTheWay``.
-  private func make(_ location: RelativeLocation, parentIsNew: Bool) throws -> Bool {
+  private func make(_ location: RelativeLocation, parentIsNew: Bool) throws -> FileStatus? {
     // A parent this run made may still gain this folder from another run writing the same
     // mirror (shards); when the quick make fails, the checked path below tells why.
-    if parentIsNew, (try? location.makeDirectory(permissions: 0o700)) != nil { return true }
+    if parentIsNew, (try? location.makeDirectory(permissions: 0o700)) != nil { return nil }
     let status: FileStatus
     do {
       status = try location.entryStatus()
     } catch  where error == .noSuchFile {
       do {
         try location.makeDirectory(permissions: 0o700)
-        return true
+        return nil
       } catch  where error == .fileExists {
         return try make(location, parentIsNew: false)  // made meanwhile (another run)
       }
@@ -99,15 +111,53 @@ struct MirrorFolders {
         let writable = location.isWritableFolder()
         if !writable { try location.setFolderPermissions(UInt32(status.permissions | 0o700)) }
       }
-      return false
+      return status
     case .symbolicLink:
       try replace(location)
-      return true
+      return nil
     case .regular where ownsRegularFile(at: location):
       try replace(location)
-      return true
+      return nil
     default:
       throw InTheWay(kind: status.kind)
+    }
+  }
+
+  /// How a folder found in place, with `status`, compares with its source folder: as
+  /// ``apply(_:to:)`` judges what to give it (permission bits, modification time, and as
+  /// root owner and group).
+  func state(found status: FileStatus, source: FileList.Directory) -> FolderState {
+    let ownerDiffers =
+      settings.copiesOwnership
+      && (status.userID != source.userID || status.groupID != source.groupID)
+    let differs =
+      ownerDiffers || status.permissions != UInt32(source.permissions)
+      || status.modificationTime != source.modificationTime
+    return differs ? .updated : .upToDate
+  }
+
+  /// What ``prepare(_:)`` would find where folder `index` of `plan` goes, judged without
+  /// changing anything (`--dry-run`).
+  ///
+  /// - Parameter parentIsNew: its parent would be made by the run (so it is not there).
+  /// - Throws: ``SystemError`` when it cannot be examined, ``InTheWay`` when the run could
+  ///   not make it.
+  func expectedState(_ index: Int, in plan: MirrorPlan, parentIsNew: Bool) throws -> FolderState {
+    // A mirror folder that does not exist yet (base -1) has nothing in it.
+    guard !parentIsNew, base >= 0 else { return .made }
+    let place = location(index, in: plan)
+    let status: FileStatus
+    do {
+      status = try place.entryStatus()
+    } catch  where error == .noSuchFile {
+      return .made
+    }
+    switch status.kind {
+    case .directory:
+      return state(found: status, source: list.directories[Int(plan.folders[index].sources[0])])
+    case .symbolicLink: return .made
+    case .regular where ownsRegularFile(at: place): return .made
+    default: throw InTheWay(kind: status.kind)
     }
   }
 
@@ -144,9 +194,9 @@ struct MirrorFolders {
 
   /// Gives every usable mirrored folder its first source's metadata, deepest first.
   ///
-  /// - Returns: one failure per folder whose metadata could not be set.
-  func finalize(_ plan: MirrorPlan) -> [DiscoveryFailure] {
-    var failures: [DiscoveryFailure] = []
+  /// - Returns: one failure per folder whose metadata could not be set, with its index.
+  func finalize(_ plan: MirrorPlan) -> [(folder: Int, failure: DiscoveryFailure)] {
+    var failures: [(folder: Int, failure: DiscoveryFailure)] = []
     for index in plan.folders.indices.reversed()
     where plan.isMirrored[index] && plan.usable[index] {
       let folder = plan.folders[index]
@@ -155,12 +205,46 @@ struct MirrorFolders {
         try apply(source, to: location(index, in: plan))
       } catch {
         failures.append(
-          DiscoveryFailure(
-            path: settings.plan.mirrorDisplay(folder.path),
-            cause: "cannot give this mirror folder its source's metadata: \(error)"))
+          (
+            index,
+            DiscoveryFailure(
+              path: settings.plan.mirrorDisplay(folder.path),
+              cause: "cannot give this mirror folder its source's metadata: \(error)")
+          ))
       }
     }
     return failures
+  }
+
+  /// Counts the folders ``prepare(_:)`` judged (``MirrorPlan/folderStates``) in `results`,
+  /// a folder whose metadata could not be set (`failed`, by index) as a failure only.
+  ///
+  /// - Returns: with `verbose`, a line per folder counted, parents first:
+  ///   `S/sub: folder made → M/sub`, `S/sub: folder updated → M/sub`, `S/sub: up to date`.
+  func count(
+    _ plan: MirrorPlan, failed: Set<Int>, results: inout RunResults, verbose: Bool
+  ) -> [String] {
+    var lines: [String] = []
+    for (index, state) in plan.folderStates.enumerated() {
+      guard let state, plan.usable[index], state == .made || !failed.contains(index) else {
+        continue
+      }
+      switch state {
+      case .made: results.foldersMade += 1
+      case .updated: results.foldersUpdated += 1
+      case .upToDate: results.foldersUpToDate += 1
+      }
+      guard verbose else { continue }
+      let folder = plan.folders[index]
+      let source = list.displayPath(ofDirectory: folder.sources[0]).displayString
+      let display = settings.plan.mirrorDisplay(folder.path).displayString
+      switch state {
+      case .made: lines.append("\(source): folder made → \(display)")
+      case .updated: lines.append("\(source): folder updated → \(display)")
+      case .upToDate: lines.append("\(source): up to date")
+      }
+    }
+    return lines
   }
 
   /// Sets what differs of `source`'s owner (as root), bits and times on `location`: the
@@ -183,4 +267,18 @@ struct MirrorFolders {
       try location.setTimes(access: source.accessTime, modification: source.modificationTime)
     }
   }
+}
+
+/// What a run finds where one folder of a mirror goes, before it changes anything: what the
+/// run's summary, `--json` (`files.folders`), `-v` and `--dry-run` count the folder as.
+enum FolderState: Sendable, Equatable {
+  /// Not there, or a symbolic link or an output of a file that has become this folder (which
+  /// the new folder replaces): the run makes it.
+  case made
+  /// There, with its source folder's permission bits, modification time and (as root) owner
+  /// and group. The run may still give its time back after writing into it.
+  case upToDate
+  /// There, with other bits, another time or (as root) another owner: given its source's
+  /// after the work.
+  case updated
 }

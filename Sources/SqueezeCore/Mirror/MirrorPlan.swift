@@ -57,6 +57,10 @@ struct MirrorPlan: Sendable {
   /// The identities of the mirrored folders ``MirrorFolders/prepare(_:)`` made or found in
   /// place, by path: recorded in the mirror's manifest at the end of the run.
   var made: [RawPath: EntryIdentity] = [:]
+  /// What ``MirrorFolders/prepare(_:)`` found where each folder goes, by ``folders`` index:
+  /// nil for the mirror's top (never counted) and for folders that are not mirrored or could
+  /// not be made.
+  var folderStates: [FolderState?] = []
   /// The links to store.
   var links: [PlannedLink] = []
   /// The further names of hard-link groups.

@@ -12,7 +12,8 @@ import SqueezeSystem
 /// 5. compressing, the folders, links and further hard-link names made or found in place
 ///    recorded in the mirror's manifest (``MirrorManifest``), which step 3 reads, once
 ///    they are on disk (two more `syncfs`, only when the manifest changes);
-/// 6. every folder given its source's metadata, deepest first; a last `syncfs`.
+/// 6. every folder given its source's metadata, deepest first, and counted (``FolderState``);
+///    a last `syncfs`.
 struct MirrorWork {
   /// The run's listing.
   let list: FileList
@@ -154,10 +155,13 @@ struct MirrorWork {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
-    for failure in folders.finalize(plan) {
+    let unfinished = folders.finalize(plan)
+    for (_, failure) in unfinished {
       results.entryFailures.append(failure)
       report.lines.append("squeeze: \(failure)")
     }
+    report.lines += folders.count(
+      plan, failed: Set(unfinished.map(\.folder)), results: &results, verbose: verbose)
     // The links, folders' metadata and manifest written above are on disk when the run
     // ends, or the run fails.
     if let error = syncError(base) {

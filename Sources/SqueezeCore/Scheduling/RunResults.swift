@@ -46,6 +46,14 @@ struct RunResults: Sendable {
   var linksWritten = 0
   /// Mirrors: symbolic links already right.
   var linksUpToDate = 0
+  /// Mirrors: folders below the top made by this run (``FolderState/made``).
+  var foldersMade = 0
+  /// Mirrors: folders below the top that were there with another owner, other permission
+  /// bits or another time, given their source's again (``FolderState/updated``).
+  var foldersUpdated = 0
+  /// Mirrors: folders below the top that were there with their source's metadata
+  /// (``FolderState/upToDate``).
+  var foldersUpToDate = 0
   /// `--delete`: entries removed from the mirror (outputs, links, folders).
   var deleted = 0
   /// `--delete`: entries left alone because squeeze did not write them.

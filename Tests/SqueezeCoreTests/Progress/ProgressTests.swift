@@ -249,6 +249,28 @@ import Testing
         == "x.gz: 1.00 kB → 1.02 kB, already compressed, stored (+23 B)")
   }
 
+  @Test func foldersMadeAndUpdatedAreSaidOnlyWhenThereAreSome() {
+    var results = RunResults()
+    results.upToDate = 3
+    results.foldersUpToDate = 5
+    func line() -> String {
+      RunSummary(
+        operation: .compress, results: results, skipped: 0, discoveryFailures: 0,
+        wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport()
+      ).line
+    }
+    // Folders already right, or none at all (a compression in place): not a word of them.
+    #expect(line() == "squeeze: nothing compressed, 0.500 s, 3 up to date")
+    results.foldersMade = 1
+    results.foldersUpdated = 2
+    #expect(
+      line()
+        == "squeeze: nothing compressed, 0.500 s, 3 up to date, 1 folder made, 2 folders updated")
+    results.foldersMade = 1_200
+    results.foldersUpdated = 1
+    #expect(line().hasSuffix(", 1,200 folders made, 1 folder updated"), "\(line())")
+  }
+
   @Test func verboseLinesNameGrownAndEmptyFiles() {
     #expect(
       RunSummary.compressedLine("a", bytesIn: 2, bytesOut: 30) == "a: 2 B → 30 B, grew by 28 B")
