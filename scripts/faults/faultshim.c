@@ -15,6 +15,9 @@
 // SQUEEZE_FAULT_KIND    the kind to fail (one of `kinds`); unset: count only
 // SQUEEZE_FAULT_AT      k, counted from 1, over every thread of the process
 // SQUEEZE_FAULT_ERRNO   a name from `errnos` (EIO, ENOSPC, ...) or a number
+// SQUEEZE_FAULT_KILL    when set and not empty, the chosen call is neither made nor failed:
+//                       the process kills itself (SIGKILL) in its place, as a `kill -9`
+//                       that lands just before that call
 // SQUEEZE_FAULT_PATH    only calls on a path containing this text count towards k (a
 //                       descriptor's path is read from /proc/self/fd); the counts file
 //                       still counts every call
@@ -41,6 +44,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +76,7 @@ static uint64_t *record = fallback;
 static int fail_kind = -1;
 static uint64_t fail_at;
 static int fail_errno = EIO;
+static int kill_instead;  // SQUEEZE_FAULT_KILL: SIGKILL in place of the chosen call
 static const char *fail_path;
 static uint64_t path_matches;  // calls of the failing kind on a path with `fail_path`
 static int log_fd = -1;        // SQUEEZE_FAULT_LOG, opened for appending; -1 when unset
@@ -114,6 +119,8 @@ __attribute__((constructor)) static void setup(void) {
     fail_at = strtoull(at, NULL, 10);
     fail_path = getenv("SQUEEZE_FAULT_PATH");
     if (fail_path && !*fail_path) fail_path = NULL;
+    const char *kill_text = getenv("SQUEEZE_FAULT_KILL");
+    kill_instead = kill_text && *kill_text;
   }
   if (code) {
     char *end;
@@ -183,6 +190,7 @@ static int counted(enum kind kind, const char *path, int fd) {
   record[K_COUNT] = number;
   record[K_COUNT + 1] = (uint64_t)fail_errno;
   describe(kind, number, path, fd);
+  if (kill_instead) real_syscall()(SYS_kill, (long)real_syscall()(SYS_getpid), (long)SIGKILL);
   return 1;
 }
 
