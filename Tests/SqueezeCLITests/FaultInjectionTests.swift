@@ -48,14 +48,16 @@ enum FaultShim {
   /// A failing call: the `at`-th call of `kind` (the shim's kinds: open, read, write, sync,
   /// rename, link, unlink, mkdir, fchmod, fchown, utimens, getdents, close, symlink, stat,
   /// readlink) fails with `errno` (a name: EIO, ENOSPC, EACCES, ...); with `path`, the
-  /// `at`-th of those on a path that contains it.
+  /// `at`-th of those on a path that contains it. With `kill`, that call is not made: the
+  /// process is killed (SIGKILL) in its place, as a `kill -9` landing just before it.
   struct Fault: CustomTestStringConvertible, Sendable {
     var kind: String
     var at: Int
     var errno: String
     var path: String? = nil
+    var kill = false
     var testDescription: String {
-      "\(kind) #\(at)\(path.map { " on '\($0)'" } ?? "") fails with \(errno)"
+      "\(kind) #\(at)\(path.map { " on '\($0)'" } ?? "") \(kill ? "killed" : "fails with \(errno)")"
     }
   }
 
@@ -88,6 +90,7 @@ enum FaultShim {
       environment["SQUEEZE_FAULT_AT"] = String(fault.at)
       environment["SQUEEZE_FAULT_ERRNO"] = fault.errno
       environment["SQUEEZE_FAULT_PATH"] = fault.path
+      if fault.kill { environment["SQUEEZE_FAULT_KILL"] = "1" }
     }
     let result = try Shell.run(
       SqueezeBinary.path, arguments, environment: environment, currentDirectory: folder.path)
@@ -575,5 +578,102 @@ extension FaultInjectionTests {
     #expect(restored.status == 0, "\(restored.stderrText)")
     let differences = source.differences(from: TreeSnapshot(folder.url("R")))
     #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+  }
+
+  /// A snapshot run killed while it writes its marker of an unfinished snapshot (its
+  /// temporary made, not yet renamed) leaves nothing but that temporary. The next run takes
+  /// the folder for the new snapshot's it is, rather than refuse it as not empty; the
+  /// rotation recipe runs squeeze on it rather than keep it as a finished night.
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func aSnapshotKilledWhileItWritesItsMarkerIsMadeByTheNextRun() throws {
+    let folder = TemporaryFolder("fault-snapshot-start")
+    try folder.write("S/a.txt", TestData.text(3_000, seed: 1))
+    try folder.write("S/sub/b.txt", TestData.text(4_000, seed: 2))
+    let environment = ["PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path]
+    let script = SnapshotRotationTests.script
+    var first = environment
+    first["SNAPSHOT_DATE"] = "2026-11-30"
+    let night = try Shell.run(
+      "/bin/bash", [script, folder.url("S/"), folder.url("B")], environment: first)
+    try #require(night.status == 0, "\(night.stderrText)")
+    try folder.write("S/sub/b.txt", TestData.text(4_100, seed: 3))
+    let source = TreeSnapshot(folder.url("S"))
+    let earlier = TreeSnapshot(folder.url("B/2026-11-30"))
+    let marker = FaultShim.Fault(
+      kind: "rename", at: 1, errno: "EIO", path: ".squeeze-snapshot", kill: true)
+    for work in ["N", "B/.unfinished-2026-12-01"] {
+      let killed = try FaultShim.run(
+        ["-q", "-o", work, "--link-dest", work == "N" ? "../B/2026-11-30" : "../2026-11-30", "S/"],
+        in: folder, failing: marker)
+      #expect(killed.fired)
+      #expect(killed.result.signal == SIGKILL)
+      let left = try FileManager.default.contentsOfDirectory(atPath: folder.url(work))
+      #expect(left.count == 1 && left[0].hasPrefix(".squeeze-") && left[0].hasSuffix(".tmp"))
+    }
+    let again = try SqueezeBinary.run(
+      ["-q", "-o", "N", "--link-dest", "../B/2026-11-30", "S/"], currentDirectory: folder.path)
+    #expect(again.status == 0, "a new snapshot: \(again.stderrText)")
+    var tonight = environment
+    tonight["SNAPSHOT_DATE"] = "2026-12-01"
+    let recipe = try Shell.run(
+      "/bin/bash", [script, folder.url("S/"), folder.url("B")], environment: tonight)
+    #expect(recipe.status == 0, "\(recipe.stderrText)")
+    for made in ["N", "B/2026-12-01"] {
+      let names = try FileManager.default.contentsOfDirectory(atPath: folder.url(made))
+      #expect(
+        !names.contains { $0.hasPrefix(".squeeze-") && $0 != ".squeeze-manifest" }, "\(names)")
+      let restore = "R-" + made.replacingOccurrences(of: "/", with: "-")
+      let restored = try SqueezeBinary.run(
+        ["-q", "-d", "-o", restore, made + "/"], currentDirectory: folder.path)
+      #expect(restored.status == 0, "\(restored.stderrText)")
+      let differences = source.differences(from: TreeSnapshot(folder.url(restore)))
+      #expect(differences.isEmpty, "\(made): \(differences.joined(separator: "\n"))")
+    }
+    let after = TreeSnapshot(folder.url("B/2026-11-30"))
+    #expect(after.differences(from: earlier).isEmpty, "the earlier snapshot is unchanged")
+  }
+
+  /// Removing the marker of an unfinished snapshot sets its folder's modification time, so
+  /// the folder's times are given back right after, in the next system call. A kill between
+  /// the two leaves a finished snapshot: every entry on disk and restoring exactly, the top
+  /// folder's times those of the removal. The next run refuses it as it refuses any finished
+  /// snapshot, and changes nothing in it.
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func aSnapshotKilledBeforeItsTimesAreGivenBackIsFinishedAndRefused() throws {
+    let folder = TemporaryFolder("fault-snapshot-end")
+    try folder.write("S/a.txt", TestData.text(3_000, seed: 1))
+    try folder.write("S/sub/b.txt", TestData.text(4_000, seed: 2))
+    let first = try SqueezeBinary.run(["-q", "-o", "N1", "S/"], currentDirectory: folder.path)
+    try #require(first.status == 0, "\(first.stderrText)")
+    try folder.write("S/a.txt", TestData.text(3_100, seed: 3))
+    let source = TreeSnapshot(folder.url("S"))
+    let counting = try FaultShim.run(
+      ["-q", "-o", "count", "--link-dest", "../N1", "S/"], in: folder, failing: nil)
+    try #require(counting.result.status == 0, "\(counting.result.stderrText)")
+    let last = Int(try #require(counting.counts["utimens"]))
+    let killed = try FaultShim.run(
+      ["-q", "-o", "N2", "--link-dest", "../N1", "S/"], in: folder,
+      failing: FaultShim.Fault(kind: "utimens", at: last, errno: "EIO", kill: true))
+    #expect(killed.fired)
+    #expect(killed.result.signal == SIGKILL)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("N2/.squeeze-snapshot")))
+    let restored = try SqueezeBinary.run(
+      ["-q", "-d", "-o", "R", "N2/"], currentDirectory: folder.path)
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    let restoredTree = TreeSnapshot(folder.url("R"))
+    let differences = source.differences(from: restoredTree, comparingRoot: false)
+    #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+    let top = try #require(restoredTree.entries[Array(".".utf8)])
+    #expect(top.modified != source.entries[Array(".".utf8)]?.modified, "the top's time is off")
+    let check = try SqueezeBinary.run(["--check", "-o", "N2", "S/"], currentDirectory: folder.path)
+    #expect(check.status == 0, "\(check.stdoutText)\(check.stderrText)")
+    let before = TreeSnapshot(folder.url("N2"))
+    let again = try SqueezeBinary.run(
+      ["-q", "-o", "N2", "--link-dest", "../N1", "S/"], currentDirectory: folder.path)
+    #expect(again.status == 1)
+    #expect(again.stderrText.contains("is not empty and is not an unfinished snapshot"))
+    let after = TreeSnapshot(folder.url("N2"))
+    #expect(after.differences(from: before).isEmpty)
+    #expect(after.identities == before.identities, "inodes and change times")
   }
 }

@@ -87,9 +87,13 @@ arguments=(-q -o "$work")
 # Relative to the -o folder, as rsync's --link-dest: ../<latest> is BACKUP/<latest>.
 [[ -n $latest ]] && arguments+=(--link-dest "../$latest")
 status=0
-if [[ -d $work && ! -e $work/.squeeze-snapshot && -n $(ls -A -- "$work") ]]; then
-  # squeeze finished it (it removes its marker last, and only then), and this script was
-  # stopped before the rename: running squeeze again would refuse a finished snapshot.
+# What the folder holds besides squeeze's temporaries (.squeeze-*.tmp): a run killed while
+# it wrote its marker leaves only its temporary, and that folder is still a new snapshot's.
+contents=
+[[ -d $work ]] && contents=$(find "$work" -mindepth 1 -maxdepth 1 ! -name '.squeeze-*.tmp' -print -quit)
+if [[ ! -e $work/.squeeze-snapshot && -n $contents ]]; then
+  # squeeze finished it (its marker goes only once every entry is on disk), and this script
+  # was stopped before the rename: running squeeze again would refuse a finished snapshot.
   :
 else
   "$squeeze" "${arguments[@]}" "$source" || status=$?

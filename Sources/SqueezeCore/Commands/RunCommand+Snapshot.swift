@@ -23,7 +23,9 @@ extension RunCommand {
     let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
       FileIdentity($0)
     }
-    if let mirror { _ = try SnapshotMarker.state(of: mirror, display: output) }
+    if let mirror {
+      _ = try SnapshotMarker.state(of: mirror, display: output, namer: environment.namer)
+    }
     var destinations: [LinkDestination] = []
     for given in configuration.linkDestinations {
       let display = given.isAbsolute ? given : Self.lexicallyJoined(output, given)
@@ -43,6 +45,10 @@ extension RunCommand {
       destinations.append(LinkDestination(base: base, display: display))
     }
     if let mirror, !configuration.dryRun {
+      // What a run killed while it wrote the marker left: its temporary, not to be kept in
+      // the snapshot.
+      TemporaryCleaner(namer: environment.namer).cleanOnce(
+        folderOf: RelativeLocation(base: mirror, directory: "", name: SnapshotMarker.name))
       do throws(SystemError) {
         try SnapshotMarker.leave(in: mirror, namer: environment.namer)
       } catch {

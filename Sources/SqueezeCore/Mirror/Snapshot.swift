@@ -51,8 +51,13 @@ enum SnapshotError: Error, Equatable, CustomStringConvertible {
 /// The file a snapshot run (`--link-dest`) leaves at the top of its `-o` folder while the
 /// snapshot is unfinished: written (and synced) before any output, removed once every entry
 /// is in place and on disk. A folder holding it is a snapshot a stopped run was making, which
-/// the next run into it resumes; any other folder that is not empty is refused, so a snapshot
-/// is never mixed into an older tree. Restores and `--delete` leave it alone.
+/// the next run into it resumes; a folder holding nothing but the temporaries of runs that
+/// are gone (a run killed while it wrote the marker) is empty; any other folder that is not
+/// empty is refused, so a snapshot is never mixed into an older tree. Restores and `--delete`
+/// leave it alone.
+///
+/// What a kill at each point of a snapshot run leaves, and what the next run does, is in
+/// the Reliability article ("Snapshots stopped midway").
 enum SnapshotMarker {
   /// The marker's name. Not a squeeze temporary (`.squeeze-*.tmp`), and without a
   /// compressed suffix, so no run takes it for either.
@@ -75,10 +80,15 @@ enum SnapshotMarker {
   }
 
   /// Checks that the folder open as `folder` (shown as `display`) may take a snapshot.
+  /// Temporaries whose writer is gone (``TemporaryNamer/isStale(_:modified:now:)``) do not
+  /// count: a run killed while it wrote the marker leaves only its temporary, and the folder
+  /// is still a new snapshot's.
   ///
   /// - Throws: ``SnapshotError/notEmpty(_:)`` when it holds entries and no marker;
   ///   ``SnapshotError/cannotExamine(_:_:)`` when it cannot be listed.
-  static func state(of folder: Int32, display: RawPath) throws(SnapshotError) -> State {
+  static func state(
+    of folder: Int32, display: RawPath, namer: TemporaryNamer
+  ) throws(SnapshotError) -> State {
     let entries: [(name: RawPath, type: UInt8)]
     do throws(SystemError) {
       // A descriptor of its own: listing moves the read position.
@@ -87,8 +97,12 @@ enum SnapshotMarker {
     } catch {
       throw .cannotExamine(display, error)
     }
-    if entries.isEmpty { return .empty }
     if entries.contains(where: { $0.name == name }) { return .unfinished }
+    let left = entries.filter {
+      !(TemporaryNamer.isTemporary($0.name)
+        && TemporaryCleaner.isStale($0.name, in: folder, namer: namer))
+    }
+    if left.isEmpty { return .empty }
     throw .notEmpty(display)
   }
 
@@ -110,7 +124,10 @@ enum SnapshotMarker {
   /// Removes the marker from the folder open as `folder` and syncs the folder: the
   /// snapshot is finished. Called only once everything the run made is on disk, after the
   /// folder was given its source's times, which removing an entry changes: they are given
-  /// back.
+  /// back, in the very next system call. Removing an entry always sets its folder's
+  /// modification time, so no order puts the times before the removal; a run killed between
+  /// the two leaves a finished snapshot whose top folder has the time of the removal, which
+  /// the next run refuses as finished, changing nothing.
   ///
   /// When giving the times back or syncing fails, the marker is left again: the snapshot
   /// is not finished, and the next run resumes it (and sets the times) rather than refuse a
