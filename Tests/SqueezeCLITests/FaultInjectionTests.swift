@@ -675,5 +675,10 @@ extension FaultInjectionTests {
     let after = TreeSnapshot(folder.url("N2"))
     #expect(after.differences(from: before).isEmpty)
     #expect(after.identities == before.identities, "inodes and change times")
+    // The next night links from it as from any snapshot.
+    let third = try SqueezeBinary.run(
+      ["--json", "-o", "N3", "--link-dest", "../N2", "S/"], currentDirectory: folder.path)
+    #expect(third.status == 0, "\(third.stderrText)")
+    #expect(third.stdoutText.contains(#""linked":2"#), "\(third.stdoutText)")
   }
 }
