@@ -369,7 +369,7 @@ enum OptionTable {
     OptionDefinition(
       group: .reporting, short: "v", long: "verbose",
       help:
-        "Print a line for each file and each skip, and the summary with the main actor's worst lag and hangs.",
+        "Print a line for each file, each skip and, in a mirror, each link and folder, and the summary with the main actor's worst lag and hangs.",
       apply: { options, _, _ in options.verbosity = .verbose }),
     OptionDefinition(
       group: .reporting, short: nil, long: "json",
