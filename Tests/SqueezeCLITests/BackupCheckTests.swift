@@ -160,6 +160,29 @@ import Testing
     #expect((Self.number(snapshot, "files.linked") ?? 0) > 0)
   }
 
+  @Test func aFolderTheRunCannotMakeIsAFailingStepOfTheDryRun() throws {
+    let folder = TemporaryFolder("dry-folder-in-the-way")
+    try folder.write("S/a.txt", TestData.text(2_000, seed: 1))
+    try folder.write("S/sub/b.txt", TestData.text(2_000, seed: 2))
+    try folder.write("M/sub", text: "someone's notes\n")
+    let cause =
+      "cannot make this mirror folder: a regular file that is not squeeze's is in the way; not replaced (use --force)"
+    let dry = try SqueezeBinary.run(["--dry-run", "-o", folder.url("M"), folder.url("S/")])
+    #expect(
+      dry.stdoutText.contains("would fail: \(folder.url("S/sub")): \(cause)\n"), "\(dry.stdoutText)"
+    )
+    #expect(!dry.stdoutText.contains("would make folder"), "\(dry.stdoutText)")
+    // What is in it is left out, by the dry run as by the run.
+    #expect(!dry.stdoutText.contains("b.txt"), "\(dry.stdoutText)")
+    #expect(dry.stderrText.contains(", 1 would fail;"), "\(dry.stderrText)")
+    let run = try SqueezeBinary.run(["-v", "-o", folder.url("M"), folder.url("S/")])
+    #expect(run.status == 1)
+    #expect(!run.stderrText.contains("b.txt"), "\(run.stderrText)")
+    #expect(
+      run.stderrText.contains("squeeze: \(folder.url("M/sub")): \(cause)\n"), "\(run.stderrText)")
+    #expect(try folder.read("M/sub") == Array("someone's notes\n".utf8))
+  }
+
   @Test(.tags(.system), .systemTier)
   func aSourceChangedWithItsSizeAndTimeKeptIsFoundByCheckNotByARerun() throws {
     let folder = TemporaryFolder("check-same-time")

@@ -137,11 +137,20 @@ struct DryRun {
   ) -> (steps: [Step], counts: Counts) {
     var counts = Counts()
     var steps: [Step] = []
+    // The folders first: entries in a folder the run could not make are left out, as the
+    // run leaves them out.
+    var mirror = plan.mirror
+    var folderSteps: [Step] = []
+    if var judged = mirror {
+      folderSteps = self.folderSteps(&judged, folders: folders, counts: &counts)
+      mirror = judged
+    }
     for (index, disposition) in plan.dispositions.enumerated() where disposition != .leftOut {
+      if let mirror, !mirror.isUsable(directory: list.files[index].directory) { continue }
       steps += fileSteps(index, disposition, counts: &counts)
     }
-    if let mirror = plan.mirror {
-      steps += folderSteps(mirror, folders: folders, counts: &counts)
+    if let mirror {
+      steps += folderSteps
       steps += mirrorSteps(mirror, dispositions: plan.dispositions, counts: &counts)
     }
     for (path, reason) in skipped {
@@ -221,10 +230,10 @@ struct DryRun {
 
   /// The steps of a mirror's folders below its top, in listing order (parents first), judged
   /// as ``MirrorFolders/prepare(_:)`` judges them when the run makes them: each counted
-  /// once, as the run counts it. A folder the run could not make would fail (its entries are
-  /// left out then).
+  /// once, as the run counts it. A folder the run could not make would fail, and is marked
+  /// not usable in `mirror` (its entries are left out then).
   private func folderSteps(
-    _ mirror: MirrorPlan, folders: MirrorFolders?, counts: inout Counts
+    _ mirror: inout MirrorPlan, folders: MirrorFolders?, counts: inout Counts
   ) -> [Step] {
     var steps: [Step] = []
     var made = [Bool](repeating: true, count: mirror.folders.count)
@@ -271,6 +280,7 @@ struct DryRun {
         steps.append(Step(action: .upToDate, path: source))
       }
     }
+    mirror.usable = usable
     return steps
   }
 
@@ -281,7 +291,8 @@ struct DryRun {
     _ mirror: MirrorPlan, dispositions: [FileDisposition], counts: inout Counts
   ) -> [Step] {
     var steps: [Step] = []
-    for planned in mirror.links {
+    for planned in mirror.links where mirror.isUsable(directory: list.links[planned.link].directory)
+    {
       let link = list.links[planned.link]
       let source = list.displayPath(of: link)
       let display = settings.plan.mirrorDisplay(
@@ -297,7 +308,8 @@ struct DryRun {
         steps.append(Step(action: .link, path: source, output: display))
       }
     }
-    for follower in mirror.followers {
+    for follower in mirror.followers
+    where mirror.isUsable(directory: list.files[follower.file].directory) {
       let file = list.files[follower.file]
       let leader = list.files[follower.leader]
       guard let name = settings.plan.outputName(for: list.name(of: file)),
