@@ -216,8 +216,9 @@ struct MirrorFolders {
     return failures
   }
 
-  /// Counts the folders ``prepare(_:)`` judged (``MirrorPlan/folderStates``) in `results`,
-  /// a folder whose metadata could not be set (`failed`, by index) as a failure only.
+  /// Counts the folders ``prepare(_:)`` judged (``MirrorPlan/folderStates``) in `results`. A
+  /// folder found in place whose metadata could not be set (`failed`, by index) counts as a
+  /// failure only; one this run made is still counted as made (it was).
   ///
   /// - Returns: with `verbose`, a line per folder counted, parents first:
   ///   `S/sub: folder made → M/sub`, `S/sub: folder updated → M/sub`, `S/sub: up to date`.
