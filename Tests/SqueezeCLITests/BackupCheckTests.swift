@@ -158,6 +158,15 @@ import Testing
       folder, extra: ["--link-dest", "../M"], output: "N", "a snapshot with --link-dest")
     #expect(Self.folders(snapshot) == [5, 0, 0])
     #expect((Self.number(snapshot, "files.linked") ?? 0) > 0)
+    // A restore counts its folders the same way, the dry run as the run.
+    for expected in [[5, 0, 0], [0, 0, 5]] {
+      let restore = ["--json", "-d", "-o", folder.url("R"), folder.url("N/")]
+      let planned = try Self.json(try SqueezeBinary.run(["--dry-run"] + restore))
+      let restored = try SqueezeBinary.run(restore)
+      #expect(restored.status == 0, "\(restored.stderrText)")
+      #expect(Self.folders(planned) == expected)
+      #expect(Self.folders(try Self.json(restored)) == expected)
+    }
   }
 
   @Test func aFolderTheRunCannotMakeIsAFailingStepOfTheDryRun() throws {
