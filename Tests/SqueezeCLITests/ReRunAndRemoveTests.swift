@@ -169,6 +169,33 @@ import Testing
       result.stderrText.contains("squeeze: dry run: 1 would be compressed, 1 up to date, 1 skipped")
     )
   }
+
+  @Test func aDryRunCountsAndFailsWhatTheRunWouldFail() throws {
+    // A file and a folder named like its output (a clash), and an output path taken by a
+    // file squeeze did not make: the run fails both; the dry run must say so and exit 1.
+    let folder = TemporaryFolder("dry-fails")
+    try folder.write("S/clash", text: "a file\n")
+    try folder.write("S/clash.gz/inside.txt", text: "a folder named like its output\n")
+    try folder.write("S/ok.txt", TestData.text(2_000))
+    try folder.write("S/taken.txt", TestData.text(2_000))
+    try folder.write("M/taken.txt.gz", text: "someone else's\n")
+    let arguments = ["--json", "-o", folder.url("M"), folder.url("S/")]
+    let dry = try SqueezeBinary.run(["--dry-run"] + arguments)
+    let run = try SqueezeBinary.run(arguments)
+    #expect(run.status == 1, "\(run.stderrText)")
+    #expect(dry.status == run.status, "\(dry.stderrText)")
+    func failedPaths(_ result: Shell.Result) throws -> [String] {
+      let object = try #require(
+        JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+      let failed = try #require((object["files"] as? [String: Any])?["failed"] as? [String: Any])
+      let list = try #require(failed["list"] as? [[String: String]])
+      #expect((failed["count"] as? Int) == list.count)
+      return list.compactMap { $0["path"] }.sorted()
+    }
+    let expected = [folder.url("S/clash"), folder.url("S/taken.txt")]
+    #expect(try failedPaths(run) == expected)
+    #expect(try failedPaths(dry) == expected)
+  }
 }
 
 /// Metadata carried to outputs.

@@ -284,13 +284,19 @@ package struct RunCommand {
       settings: prepared.settings, list: discovery.files, bases: environment.bases)
     let (steps, counts) = dryRun.steps(
       plan: plan, skipped: discovery.skipped, deletions: deletions)
+    // What the run would report failed: the walk's and the plan's failures, and every file
+    // the plan says would fail (an output in the way, a clash) that they do not name already.
+    var failures = discovery.failures + plan.failures
+    let named = Set(failures.map(\.path))
+    for step in steps where step.action == .fail && !named.contains(step.path) {
+      failures.append(DiscoveryFailure(path: step.path, cause: step.cause ?? ""))
+    }
     let written = reporter.dryRun(
       dryRun, steps: steps, counts: counts, discovery: discovery,
-      failures: discovery.failures + plan.failures, deletions: deletions,
+      failures: failures, deletions: deletions,
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds)
     _ = environment.diagnostics.end(files: 0, results: RunResults())
-    let failed = !discovery.failures.isEmpty || !plan.failures.isEmpty
-    return !failed && written ? .success : .failure
+    return failures.isEmpty && written ? .success : .failure
   }
 
   // MARK: - Helpers
