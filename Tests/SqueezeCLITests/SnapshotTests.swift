@@ -301,6 +301,23 @@ import Testing
     }
   }
 
+  @Test func restoringOrTestingAnUnfinishedSnapshotSaysItIsUnfinished() throws {
+    let folder = TemporaryFolder("link-unfinished-restore")
+    try folder.write("S/f.txt", TestData.text(3_000))
+    #expect(try SqueezeBinary.run(["-o", folder.url("N1"), folder.url("S/")]).status == 0)
+    let finished = try SqueezeBinary.run(["-d", "-o", folder.url("R1"), folder.url("N1/")])
+    #expect(finished.status == 0 && finished.stderr.isEmpty, "\(finished.stderrText)")
+    // What a stopped run leaves: its marker at the top.
+    try folder.write("N1/.squeeze-snapshot", text: "unfinished\n")
+    let warning =
+      "squeeze: \(folder.url("N1/")): an unfinished snapshot (it holds '.squeeze-snapshot'): the run that made it stopped before the end, so files it had not reached are missing\n"
+    for arguments in [["-d", "-o", folder.url("R2")], ["-t"]] {
+      let result = try SqueezeBinary.run(arguments + [folder.url("N1/")])
+      #expect(result.status == 0, "\(result.stderrText)")
+      #expect(result.stderrText == warning, "\(arguments)")
+    }
+  }
+
   @Test func forceWritesEveryOutputAnewInsteadOfLinking() throws {
     // `-f` is how a backup that `--check` found to differ is replaced: it trusts no earlier
     // output, so it links none.

@@ -147,11 +147,31 @@ package struct RunCommand {
   /// with `-v`, its skips) before the work starts.
   @MainActor
   func discover(_ prepared: PreparedRun, reporter: RunReporter) async -> DiscoveryResult {
-    let discovery = await Self.discover(
+    var discovery = await Self.discover(
       configuration.paths, options: prepared.discovery, bases: prepared.environment.bases,
       namer: prepared.environment.namer)
+    if configuration.mode == .decompress || configuration.mode == .test {
+      discovery.warnings += Self.unfinishedSnapshots(among: configuration.paths)
+    }
     reporter.discovered(discovery)
     return discovery
+  }
+
+  /// A warning for each argument that is a snapshot a stopped run left unfinished (it holds
+  /// ``SnapshotMarker/name``): restoring or testing it works, but it lacks what that run had
+  /// not reached yet.
+  static func unfinishedSnapshots(among paths: [RawPath]) -> [DiscoveryFailure] {
+    paths.compactMap { path in
+      guard
+        (try? FileStatus.of(
+          path.appending(SnapshotMarker.name), in: Descriptor.currentDirectory))?.kind == .regular
+      else { return nil }
+      return DiscoveryFailure(
+        path: path,
+        cause:
+          "an unfinished snapshot (it holds '\(SnapshotMarker.name.displayString)'): the run that made it stopped before the end, so files it had not reached are missing"
+      )
+    }
   }
 
   /// Phase 3: decides what each entry needs (``RunPlan``); the reporter prints what fails
