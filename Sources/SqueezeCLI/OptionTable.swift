@@ -164,7 +164,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: "f", long: "force",
       help:
-        "Replace existing outputs squeeze would leave alone, and with --rm remove originals that have other hard links.",
+        "Replace existing outputs squeeze would leave alone (with --link-dest, link none: write every output anew), and with --rm remove originals that have other hard links.",
       apply: { options, _, _ in options.force = true }),
     OptionDefinition(
       group: .output, short: nil, long: "rm",
@@ -179,7 +179,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: nil, long: "link-dest", valueLabel: "dir",
       help:
-        "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed.",
+        "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed; <dir> must exist and lie outside the sources. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed.",
       repeats: true, completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {

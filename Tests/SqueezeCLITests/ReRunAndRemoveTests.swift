@@ -169,6 +169,33 @@ import Testing
       result.stderrText.contains("squeeze: dry run: 1 would be compressed, 1 up to date, 1 skipped")
     )
   }
+
+  @Test func aDryRunCountsAndFailsWhatTheRunWouldFail() throws {
+    // A file and a folder named like its output (a clash), and an output path taken by a
+    // file squeeze did not make: the run fails both; the dry run must say so and exit 1.
+    let folder = TemporaryFolder("dry-fails")
+    try folder.write("S/clash", text: "a file\n")
+    try folder.write("S/clash.gz/inside.txt", text: "a folder named like its output\n")
+    try folder.write("S/ok.txt", TestData.text(2_000))
+    try folder.write("S/taken.txt", TestData.text(2_000))
+    try folder.write("M/taken.txt.gz", text: "someone else's\n")
+    let arguments = ["--json", "-o", folder.url("M"), folder.url("S/")]
+    let dry = try SqueezeBinary.run(["--dry-run"] + arguments)
+    let run = try SqueezeBinary.run(arguments)
+    #expect(run.status == 1, "\(run.stderrText)")
+    #expect(dry.status == run.status, "\(dry.stderrText)")
+    func failedPaths(_ result: Shell.Result) throws -> [String] {
+      let object = try #require(
+        JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+      let failed = try #require((object["files"] as? [String: Any])?["failed"] as? [String: Any])
+      let list = try #require(failed["list"] as? [[String: String]])
+      #expect((failed["count"] as? Int) == list.count)
+      return list.compactMap { $0["path"] }.sorted()
+    }
+    let expected = [folder.url("S/clash"), folder.url("S/taken.txt")]
+    #expect(try failedPaths(run) == expected)
+    #expect(try failedPaths(dry) == expected)
+  }
 }
 
 /// Metadata carried to outputs.
@@ -189,5 +216,61 @@ import Testing
     stat(folder.url("in/owned.txt"), &status)
     #expect(status.st_uid == 65534 && status.st_gid == 65534)
     #expect(status.st_mode & 0o7777 == 0o754)
+  }
+
+  /// What a mirror re-run and `--check` make of a change to one attribute of a source (or
+  /// of its output in the mirror) that keeps its contents and times.
+  enum AttributeChange: String, CaseIterable, CustomTestStringConvertible {
+    case sourceMode, outputMode, sourceOwner, sourceGroup
+    var testDescription: String { rawValue }
+  }
+
+  @Test(arguments: [AttributeChange.sourceMode, .outputMode])
+  func aMirrorReRunCarriesAModeChangeAndCheckFindsIt(change: AttributeChange) throws {
+    try Self.expectCarried(change)
+  }
+
+  @Test(
+    .enabled(if: TestMachine.isRoot, "needs root to give a file to another owner"),
+    arguments: [AttributeChange.sourceOwner, .sourceGroup])
+  func aMirrorReRunCarriesAnOwnerChangeAndCheckFindsIt(change: AttributeChange) throws {
+    try Self.expectCarried(change)
+  }
+
+  /// Mirrors a folder, makes `change`, and expects `--check` to call the one output out of
+  /// date, a re-run to write it anew with the source's attributes, and the mirror to restore.
+  static func expectCarried(_ change: AttributeChange) throws {
+    let folder = TemporaryFolder("mirror-attributes")
+    try folder.write("S/f.txt", TestData.text(20_000))
+    try folder.write("S/other.txt", TestData.text(3_000))
+    #expect(try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")]).status == 0)
+    let source = folder.url("S/f.txt")
+    switch change {
+    case .sourceMode: #expect(chmod(source, 0o640) == 0)
+    case .outputMode: #expect(chmod(folder.url("M/f.txt.gz"), 0o600) == 0)
+    case .sourceOwner: #expect(chown(source, 1234, UInt32.max) == 0)
+    case .sourceGroup: #expect(chown(source, UInt32.max, 5678) == 0)
+    }
+    let check = try SqueezeBinary.run(["--check", "-o", folder.url("M"), folder.url("S/")])
+    #expect(check.status == 1, "\(check.stderrText)")
+    #expect(check.stdoutText.contains("S/f.txt: out of date"), "\(check.stdoutText)")
+    #expect(!check.stdoutText.contains("other.txt:"), "\(check.stdoutText)")
+    let rerun = try SqueezeBinary.run(["--json", "-o", folder.url("M"), folder.url("S/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let files = try #require(
+      (JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])?["files"]
+        as? [String: Any])
+    #expect((files["compressed"] as? NSNumber)?.intValue == 1, "\(files)")
+    #expect((files["upToDate"] as? NSNumber)?.intValue == 1, "\(files)")
+    var want = stat()
+    var got = stat()
+    stat(source, &want)
+    stat(folder.url("M/f.txt.gz"), &got)
+    #expect(got.st_mode & 0o7777 == want.st_mode & 0o1777)
+    #expect(got.st_uid == want.st_uid && got.st_gid == want.st_gid)
+    let again = try SqueezeBinary.run(["--check", "-o", folder.url("M"), folder.url("S/")])
+    #expect(again.status == 0, "\(again.stderrText)")
+    try SnapshotTests.expectRestores(
+      folder.url("M"), to: folder.url("R"), equal: TreeSnapshot(folder.url("S")))
   }
 }

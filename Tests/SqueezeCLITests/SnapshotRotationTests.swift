@@ -132,4 +132,54 @@ import Testing
       #expect(differences.isEmpty, "\(name): \(differences.joined(separator: "\n"))")
     }
   }
+
+  @Test func aNightWithAFailingFileIsKeptAsPartialAndLaterNightsLinkAgainstIt() throws {
+    // One file that fails every night (a file and a folder both named for its output) must
+    // not stop the history of the others.
+    let folder = TemporaryFolder("snapshot-partial")
+    for index in 0..<5 {
+      try folder.write("S/f\(index).txt", TestData.text(2_000 + index, seed: UInt64(index)))
+    }
+    let backup = folder.url("B")
+    func night(_ name: String) throws -> Shell.Result {
+      try Shell.run(
+        "/bin/bash", [Self.script, folder.url("S/"), backup],
+        environment: [
+          "PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path, "SNAPSHOT_DATE": name,
+        ])
+    }
+    func names() throws -> [String] {
+      try FileManager.default.contentsOfDirectory(atPath: backup).sorted()
+    }
+    #expect(try night("2026-11-01").status == 0)
+    try folder.write("S/f1.txt", text: "changed on the second night\n")
+    try folder.write("S/clash", text: "a file\n")
+    try folder.write("S/clash.gz/x", text: "and a folder named for its output\n")
+    let second = try night("2026-11-02")
+    #expect(second.status == 1)
+    #expect(
+      second.stderrText.contains("kept without them as 2026-11-02-partial"), "\(second.stderrText)")
+    #expect(try names() == ["2026-11-01", "2026-11-02-partial"])
+    // Everything but the failed file is in the partial night.
+    #expect(
+      try SystemGzip.decompress(folder.url("B/2026-11-02-partial/f1.txt.gz"))
+        == (try folder.read("S/f1.txt")))
+    let third = try night("2026-11-03")
+    #expect(third.status == 1)
+    #expect(try names() == ["2026-11-01", "2026-11-02-partial", "2026-11-03-partial"])
+    // The third night linked the second's change, not a new copy of it.
+    #expect(
+      try SnapshotTests.sameFile(
+        folder.url("B/2026-11-02-partial/f1.txt.gz"), folder.url("B/2026-11-03-partial/f1.txt.gz")))
+    unlink(folder.url("S/clash"))
+    let fourth = try night("2026-11-03")
+    #expect(fourth.status == 0, "the same night again, fixed: \(fourth.stderrText)")
+    #expect(
+      try names() == ["2026-11-01", "2026-11-02-partial", "2026-11-03"], "the partial superseded")
+    #expect(
+      try SnapshotTests.sameFile(
+        folder.url("B/2026-11-02-partial/f1.txt.gz"), folder.url("B/2026-11-03/f1.txt.gz")))
+    try SnapshotTests.expectRestores(
+      folder.url("B/2026-11-03"), to: folder.url("R"), equal: TreeSnapshot(folder.url("S")))
+  }
 }

@@ -284,6 +284,63 @@ import Testing
     #expect(TemporaryFolder.files(in: folder.url("N5")).isEmpty)
   }
 
+  @Test func aLinkDestInsideTheSourceIsRefusedBeforeAnythingIsWritten() throws {
+    let folder = TemporaryFolder("link-inside")
+    try folder.write("S/f.txt", TestData.text(3_000))
+    #expect(try SqueezeBinary.run(["-o", folder.url("S/.snap/N1"), folder.url("S/")]).status == 0)
+    for linkDestination in [folder.url("S/.snap/N1"), folder.url("S")] {
+      let refused = try SqueezeBinary.run([
+        "-o", folder.url("N2"), "--link-dest", linkDestination, folder.url("S/"),
+      ])
+      #expect(refused.status == 1)
+      #expect(
+        refused.stderrText
+          == "squeeze: --link-dest folder '\(linkDestination)' lies inside the source '\(folder.url("S/"))': keep snapshots outside the tree they back up; nothing was done\n"
+      )
+      #expect(TemporaryFolder.files(in: folder.url("N2")).isEmpty, "no marker, no output")
+    }
+  }
+
+  @Test func restoringOrTestingAnUnfinishedSnapshotSaysItIsUnfinished() throws {
+    let folder = TemporaryFolder("link-unfinished-restore")
+    try folder.write("S/f.txt", TestData.text(3_000))
+    #expect(try SqueezeBinary.run(["-o", folder.url("N1"), folder.url("S/")]).status == 0)
+    let finished = try SqueezeBinary.run(["-d", "-o", folder.url("R1"), folder.url("N1/")])
+    #expect(finished.status == 0 && finished.stderr.isEmpty, "\(finished.stderrText)")
+    // What a stopped run leaves: its marker at the top.
+    try folder.write("N1/.squeeze-snapshot", text: "unfinished\n")
+    let warning =
+      "squeeze: \(folder.url("N1/")): an unfinished snapshot (it holds '.squeeze-snapshot'): the run that made it stopped before the end, so files it had not reached are missing\n"
+    for arguments in [["-d", "-o", folder.url("R2")], ["-t"]] {
+      let result = try SqueezeBinary.run(arguments + [folder.url("N1/")])
+      #expect(result.status == 0, "\(result.stderrText)")
+      #expect(result.stderrText == warning, "\(arguments)")
+    }
+  }
+
+  @Test func forceWritesEveryOutputAnewInsteadOfLinking() throws {
+    // `-f` is how a backup that `--check` found to differ is replaced: it trusts no earlier
+    // output, so it links none.
+    let folder = TemporaryFolder("link-force")
+    try folder.write("S/a.txt", TestData.text(5_000))
+    try folder.write("S/b.txt", TestData.text(7_000))
+    #expect(try SqueezeBinary.run(["-o", folder.url("N1"), folder.url("S/")]).status == 0)
+    let arguments = [
+      "-f", "--json", "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+    ]
+    let dry = try Self.json(try SqueezeBinary.run(["--dry-run"] + arguments))
+    let night = try SqueezeBinary.run(arguments)
+    #expect(night.status == 0, "\(night.stderrText)")
+    let run = try Self.json(night)
+    #expect(Self.count(run, "linked") == 0 && Self.count(dry, "linked") == 0, "\(run)\n\(dry)")
+    #expect(Self.count(run, "compressed") == 2 && Self.count(dry, "compressed") == 2)
+    for name in ["a.txt.gz", "b.txt.gz"] {
+      #expect(!(try Self.sameFile(folder.url("N1/\(name)"), folder.url("N2/\(name)"))))
+    }
+    try Self.expectRestores(
+      folder.url("N2"), to: folder.url("R"), equal: TreeSnapshot(folder.url("S")))
+  }
+
   @Test func theDryRunCountsWhatTheRunLinks() throws {
     let folder = TemporaryFolder("link-dry-run")
     try Self.python(Self.everyKind, in: folder)

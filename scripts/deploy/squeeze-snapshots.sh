@@ -10,11 +10,17 @@
 #   squeeze -d -o /restore /backup/snapshots/2026-11-30/   # any night back, hard links and all
 #
 # A night is made in BACKUP/.unfinished-<date> and renamed to BACKUP/<date> only once
-# squeeze exited 0, so a name of the form YYYY-MM-DD is always a whole snapshot. A night that
-# fails leaves the previous snapshot the newest, removes nothing, and exits with squeeze's
-# status; the same night run again resumes it (squeeze resumes an unfinished snapshot), and
-# the next night's run discards it. Snapshots are thinned only after a night succeeded, and
-# tonight's is always kept: the only good snapshot is never removed.
+# squeeze exited 0, so a name of the form YYYY-MM-DD is always a whole snapshot. A night
+# whose run went through the tree but failed some files (status 1: a file that cannot be
+# read, a name clash) is kept as BACKUP/<date>-partial: everything but the failed files, so
+# one file that fails every night does not stop the history of all the others; later nights
+# link against it too (newest first), and it is thinned by its date like the others. A night
+# that fails otherwise (nothing made, stopped by a signal) leaves the previous snapshot the
+# newest and removes nothing; the same night run again resumes it (squeeze resumes an
+# unfinished snapshot), and the next night's run keeps what it made as <date>-partial. Every
+# failure exits with squeeze's status, so the unit fails and the journal names the files.
+# Snapshots are thinned only after a night succeeded, and tonight's is always kept: the
+# only whole snapshot is never removed.
 #
 # Environment:
 #   KEEP_DAILY     newest snapshots kept (default 7, at least 1)
@@ -39,6 +45,7 @@ keep_weekly=${KEEP_WEEKLY:-4}
 squeeze=${SQUEEZE:-/usr/local/bin/squeeze}
 tonight=${SNAPSHOT_DATE:-$(date +%F)}
 snapshot_name='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+partial_name='^[0-9]{4}-[0-9]{2}-[0-9]{2}-partial$'
 [[ $tonight =~ $snapshot_name ]] && date -d "$tonight" +%F >/dev/null 2>&1 \
   || { echo "squeeze-snapshots: '$tonight' is not a date (YYYY-MM-DD)" >&2; exit 2; }
 [[ $keep_daily =~ ^[0-9]+$ && $keep_daily -ge 1 ]] \
@@ -62,18 +69,51 @@ remove_tree() {
   rm -rf -- "$doomed"
 }
 
-# What earlier runs left: removals cut short, and unfinished nights other than tonight's.
+# True when folder $1 holds anything besides squeeze's marker of an unfinished snapshot and
+# squeeze's temporaries.
+made_something() {
+  [[ -n $(find "$1" -mindepth 1 -maxdepth 1 ! -name .squeeze-snapshot \
+    ! -name '.squeeze-*.tmp' -print -quit) ]]
+}
+
+# Keeps the unfinished night $1 (a folder) as <date>-partial for date $2, replacing an
+# earlier partial of that date.
+keep_partial() {
+  if [[ -d $2-partial ]]; then remove_tree "$2-partial"; fi
+  mv -T -- "$1" "$2-partial"
+}
+
+# What earlier runs left: removals cut short, and nights other than tonight's still under
+# .unfinished-<date>: one squeeze finished (no marker) whose rename was cut short gets its
+# date; one stopped by a signal or a crash is kept as a partial night if it made anything.
 for left in .removing-* .unfinished-*; do
   [[ -e $left ]] || continue
   [[ $left == ".unfinished-$tonight" ]] && continue
-  remove_tree "$left"
+  night=${left#.unfinished-}
+  if [[ $left == .unfinished-* ]] && made_something "$left"; then
+    if [[ ! -e $left/.squeeze-snapshot && ! -e $night ]]; then
+      mv -T -- "$left" "$night"
+    else
+      keep_partial "$left" "$night"
+    fi
+  else
+    remove_tree "$left"
+  fi
 done
 
-# Every snapshot, oldest first (dates sort as text).
+# Every whole snapshot, oldest first (dates sort as text).
 snapshots() {
   local name
   for name in *; do
     if [[ -d $name && ! -L $name && $name =~ $snapshot_name ]]; then echo "$name"; fi
+  done | sort
+}
+
+# Every partial night, oldest first.
+partials() {
+  local name
+  for name in *; do
+    if [[ -d $name && ! -L $name && $name =~ $partial_name ]]; then echo "$name"; fi
   done | sort
 }
 
@@ -84,7 +124,12 @@ fi
 latest=$(snapshots | awk -v tonight="$tonight" '$0 < tonight' | tail -n 1)
 work=.unfinished-$tonight
 arguments=(-q -o "$work")
-# Relative to the -o folder, as rsync's --link-dest: ../<latest> is BACKUP/<latest>.
+# Relative to the -o folder, as rsync's --link-dest: ../<latest> is BACKUP/<latest>. The
+# partial nights since the latest whole one (tonight's earlier attempt included) come first,
+# newest first, at most eight: their outputs are the most recent.
+mapfile -t recent < <(partials | awk -v after="$latest" -v tonight="$tonight" \
+  'substr($0, 1, 10) > after && substr($0, 1, 10) <= tonight' | sort -r | head -n 8)
+for name in "${recent[@]}"; do arguments+=(--link-dest "../$name"); done
 [[ -n $latest ]] && arguments+=(--link-dest "../$latest")
 status=0
 # What the folder holds besides squeeze's temporaries (.squeeze-*.tmp): a run killed while
@@ -98,6 +143,14 @@ if [[ ! -e $work/.squeeze-snapshot && -n $contents ]]; then
 else
   "$squeeze" "${arguments[@]}" "$source" || status=$?
 fi
+if [[ $status -eq 1 ]] && made_something "$work"; then
+  keep_partial "$work" "$tonight"
+  sync -- .
+  echo "squeeze-snapshots: some files failed tonight (named above); tonight's snapshot is" \
+    "kept without them as $tonight-partial, ${latest:-no snapshot} stays the newest whole one," \
+    "nothing was removed" >&2
+  exit "$status"
+fi
 if [[ $status -ne 0 ]]; then
   echo "squeeze-snapshots: tonight's snapshot ($tonight) failed with status $status;" \
     "${latest:-no snapshot} stays the newest, nothing was removed" >&2
@@ -105,16 +158,19 @@ if [[ $status -ne 0 ]]; then
 fi
 mv -T -- "$work" "$tonight"
 sync -- . # the rename is on disk before anything is removed
+# Tonight's partial attempt, if any, is superseded by the whole snapshot.
+if [[ -d $tonight-partial ]]; then remove_tree "$tonight-partial"; fi
 
-# Thinning: the newest KEEP_DAILY, and the newest of each of the KEEP_WEEKLY latest weeks.
-mapfile -t all < <(snapshots | sort -r)
+# Thinning: the newest KEEP_DAILY nights, whole or partial, and the newest of each of the
+# KEEP_WEEKLY latest weeks; tonight's whole snapshot always.
+mapfile -t all < <({ snapshots; partials; } | sort -r)
 declare -A keep=()
 weeks=0
 last_week=
 for index in "${!all[@]}"; do
   name=${all[$index]}
   ((index < keep_daily)) && keep[$name]=1
-  week=$(date -d "$name" +%G-%V)
+  week=$(date -d "${name%-partial}" +%G-%V)
   if [[ $week != "$last_week" ]]; then
     last_week=$week
     ((weeks < keep_weekly)) && keep[$name]=1

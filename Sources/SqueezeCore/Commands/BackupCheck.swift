@@ -145,7 +145,10 @@ struct BackupCheck: Sendable {
       case .matches(let bytes)?:
         report.matching += 1
         report.bytesRead = report.bytesRead.addingSaturated(bytes)
-        if verbose { report.verboseLines.append("\(source.displayString): matches its backup") }
+        if verbose {
+          report.verboseLines.append(
+            "\(source.displayString): matches its backup's CRC-32 and size")
+        }
       case .finding(let finding)?: report.findings.append(finding)
       case .failure(let path, let cause)?:
         report.failures.append(DiscoveryFailure(path: path, cause: cause))
@@ -175,7 +178,7 @@ struct BackupCheck: Sendable {
       let detail =
         switch what {
         case .file:
-          "out of date: its backup \(quoted) is of another version (size or modification time differ); the next run replaces it"
+          "out of date: its backup \(quoted) is of another version (its size, modification time, mode or owner differ from what the source gives); the next run replaces it"
         case .link:
           retimeOnly
             ? "out of date: its backup \(quoted) has another modification time; the next run sets it"

@@ -27,6 +27,15 @@ extension RunCommand {
       _ = try SnapshotMarker.state(of: mirror, display: output, namer: environment.namer)
     }
     var destinations: [LinkDestination] = []
+    var sourceFolders: [FileIdentity: RawPath] = [:]
+    for path in configuration.paths {
+      if let status = try? FileStatus.of(
+        path, in: Descriptor.currentDirectory, followingSymlinks: true),
+        status.kind == .directory
+      {
+        sourceFolders[FileIdentity(status)] = path
+      }
+    }
     for given in configuration.linkDestinations {
       let display = given.isAbsolute ? given : Self.lexicallyJoined(output, given)
       // Opened through the -o folder itself when it exists, so `..` means its parent on
@@ -42,6 +51,11 @@ extension RunCommand {
         FileIdentity($0)
       }
       if let identity, identity == outputIdentity { throw .isOutputFolder(display) }
+      if let source = Self.enclosingSource(
+        of: environment.bases.descriptor(base), sources: sourceFolders)
+      {
+        throw .insideSource(display, source)
+      }
       destinations.append(LinkDestination(base: base, display: display))
     }
     if let mirror, !configuration.dryRun {
@@ -56,6 +70,31 @@ extension RunCommand {
       }
     }
     return destinations
+  }
+
+  /// The source argument that the folder open at `folder` is, or lies below (its folder
+  /// or one of its parents, up to `/`, is one of `sources`), or nil.
+  ///
+  /// A snapshot linked from inside its own source would be left out of the snapshot (the
+  /// walk never enters the folders it links from, as it never enters the `-o` folder) and
+  /// the older snapshots beside it copied into each new one: such a run is refused before
+  /// anything is written.
+  static func enclosingSource(of folder: Int32, sources: [FileIdentity: RawPath]) -> RawPath? {
+    guard !sources.isEmpty else { return nil }
+    var path: RawPath = "."
+    var previous: FileIdentity? = nil
+    // Up the `..` chain until `/` (whose `..` is itself); 4,096 levels at most.
+    for _ in 0..<4096 {
+      guard let status = try? FileStatus.of(path, in: folder, followingSymlinks: true) else {
+        return nil
+      }
+      let identity = FileIdentity(status)
+      if let source = sources[identity] { return source }
+      if identity == previous { return nil }
+      previous = identity
+      path = path == "." ? ".." : path.appending("..")
+    }
+    return nil
   }
 
   /// The identities of the earlier snapshots' folders: discovery leaves them out when they

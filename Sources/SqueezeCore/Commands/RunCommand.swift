@@ -147,11 +147,31 @@ package struct RunCommand {
   /// with `-v`, its skips) before the work starts.
   @MainActor
   func discover(_ prepared: PreparedRun, reporter: RunReporter) async -> DiscoveryResult {
-    let discovery = await Self.discover(
+    var discovery = await Self.discover(
       configuration.paths, options: prepared.discovery, bases: prepared.environment.bases,
       namer: prepared.environment.namer)
+    if configuration.mode == .decompress || configuration.mode == .test {
+      discovery.warnings += Self.unfinishedSnapshots(among: configuration.paths)
+    }
     reporter.discovered(discovery)
     return discovery
+  }
+
+  /// A warning for each argument that is a snapshot a stopped run left unfinished (it holds
+  /// ``SnapshotMarker/name``): restoring or testing it works, but it lacks what that run had
+  /// not reached yet.
+  static func unfinishedSnapshots(among paths: [RawPath]) -> [DiscoveryFailure] {
+    paths.compactMap { path in
+      guard
+        (try? FileStatus.of(
+          path.appending(SnapshotMarker.name), in: Descriptor.currentDirectory))?.kind == .regular
+      else { return nil }
+      return DiscoveryFailure(
+        path: path,
+        cause:
+          "an unfinished snapshot (it holds '\(SnapshotMarker.name.displayString)'): the run that made it stopped before the end, so files it had not reached are missing"
+      )
+    }
   }
 
   /// Phase 3: decides what each entry needs (``RunPlan``); the reporter prints what fails
@@ -284,13 +304,19 @@ package struct RunCommand {
       settings: prepared.settings, list: discovery.files, bases: environment.bases)
     let (steps, counts) = dryRun.steps(
       plan: plan, skipped: discovery.skipped, deletions: deletions, folders: mirror?.folders)
+    // What the run would report failed: the walk's and the plan's failures, and every file
+    // the plan says would fail (an output in the way, a clash) that they do not name already.
+    var failures = discovery.failures + plan.failures
+    let named = Set(failures.map(\.path))
+    for step in steps where step.action == .fail && !named.contains(step.path) {
+      failures.append(DiscoveryFailure(path: step.path, cause: step.cause ?? ""))
+    }
     let written = reporter.dryRun(
       dryRun, steps: steps, counts: counts, discovery: discovery,
-      failures: discovery.failures + plan.failures, deletions: deletions,
+      failures: failures, deletions: deletions,
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds)
     _ = environment.diagnostics.end(files: 0, results: RunResults())
-    let failed = !discovery.failures.isEmpty || !plan.failures.isEmpty
-    return !failed && written ? .success : .failure
+    return failures.isEmpty && written ? .success : .failure
   }
 
   // MARK: - Helpers

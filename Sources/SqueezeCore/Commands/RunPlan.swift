@@ -100,7 +100,9 @@ struct RunPlan: Sendable {
         planned, existing: existing, list: list, settings: settings, bases: bases)
     }
     var links: [Int: LinkSource] = [:]
-    if !settings.linkDestinations.isEmpty, let existing {
+    // `-f` trusts no earlier output: with it a snapshot links nothing and writes every
+    // output anew (the way to replace a backup that `--check` found to differ).
+    if !settings.linkDestinations.isEmpty, !settings.force, let existing {
       let candidates = list.files.indices.filter {
         existing[$0] == .absent && !leftOut.contains($0) && failing[$0] == nil
       }

@@ -47,7 +47,8 @@ final class JobContext: Sendable {
   ) throws(SystemError) -> ExistingOutput {
     if case .work(let existing?) = plan?.dispositions[index] { return existing }
     return try ExistingOutput.inspect(
-      target, sourceName: sourceName, source: source, inMirror: settings.inMirror)
+      target, sourceName: sourceName, source: source, inMirror: settings.inMirror,
+      sourceOwner: settings.copiesOwnership ? { (source.userID, source.groupID) } : nil)
   }
 
   /// Creates the temporary for `target` (after cleaning the folder of a mirror of stale

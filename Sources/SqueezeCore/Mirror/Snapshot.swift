@@ -29,6 +29,9 @@ enum SnapshotError: Error, Equatable, CustomStringConvertible {
   case cannotOpen(RawPath, SystemError)
   /// A `--link-dest` folder is the `-o` folder itself.
   case isOutputFolder(RawPath)
+  /// A `--link-dest` folder is a source folder or lies inside one (first path: the folder,
+  /// second: the source argument).
+  case insideSource(RawPath, RawPath)
   /// The marker of an unfinished snapshot could not be written.
   case cannotMark(RawPath, SystemError)
 
@@ -42,6 +45,8 @@ enum SnapshotError: Error, Equatable, CustomStringConvertible {
       "cannot open --link-dest folder '\(path.displayString)': \(error); nothing was done"
     case .isOutputFolder(let path):
       "--link-dest folder '\(path.displayString)' is the --output folder itself; nothing was done"
+    case .insideSource(let path, let source):
+      "--link-dest folder '\(path.displayString)' lies inside the source '\(source.displayString)': keep snapshots outside the tree they back up; nothing was done"
     case .cannotMark(let path, let error):
       "cannot mark '\(path.displayString)' as an unfinished snapshot: \(error); nothing was done"
     }

@@ -8,7 +8,9 @@ enum ExistingOutput: Sendable, Equatable {
   case absent
   /// squeeze's (or gzip's) output of this very source, still current: its header names
   /// the source (FNAME), its MTIME and ISIZE match the source, and the output's own
-  /// modification time equals the source's to the nanosecond. Nothing to do.
+  /// modification time equals the source's to the nanosecond; in a mirror it also has the
+  /// permission bits and (as root) the owner and group squeeze gives the output. Nothing
+  /// to do.
   case upToDate
   /// An output of this source (FNAME matches) that no longer matches it: replace it.
   case stale
@@ -31,17 +33,26 @@ enum ExistingOutput: Sendable, Equatable {
   /// (`alsoNamed`), or when its header MTIME, ISIZE and its own nanosecond modification time
   /// all match the source (the output of a former name of the same file).
   ///
+  /// A mirror restores modes and owners, so there a current output must also carry the
+  /// attributes squeeze gives an output: the source's permission bits (less set-user-ID and
+  /// set-group-ID) and, when `sourceOwner` gives one (running as root), the source's owner
+  /// and group. An output that differs only in them is ``stale`` and written anew (never
+  /// changed in place: it may share its inode with an earlier snapshot). Beside the
+  /// sources, as with gzip, only the contents and times are compared.
+  ///
   /// - Parameters:
   ///   - target: the output path.
   ///   - sourceName: the source's base name, as written in FNAME.
   ///   - source: the source's status.
   ///   - inMirror: the output path is in a mirror (`-o`).
   ///   - alsoNamed: other names of the source's hard-link group.
+  ///   - sourceOwner: the source's owner and group when outputs take them (as root); called
+  ///     only for an output that is otherwise current, and nil when it cannot be read.
   /// - Throws: ``SystemError`` when the output path cannot be examined for a reason other
   ///   than not existing.
   static func inspect(
     _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
-    alsoNamed: [RawPath] = []
+    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil
   ) throws(SystemError) -> ExistingOutput {
     let output: FileDescriptor
     do throws(SystemError) {
@@ -83,7 +94,14 @@ enum ExistingOutput: Sendable, Equatable {
       trailer.size == UInt32(truncatingIfNeeded: source.size)
       && header.modificationTime == expectedHeaderTime
       && status.modificationTime == source.modificationTime
-    return current ? .upToDate : .stale
+    guard current else { return .stale }
+    guard inMirror else { return .upToDate }
+    guard status.permissions == source.permissions & 0o1777 else { return .stale }
+    if let sourceOwner {
+      guard let owner = sourceOwner(), status.userID == owner.user, status.groupID == owner.group
+      else { return .stale }
+    }
+    return .upToDate
   }
 
   /// True when `output` (a gzip file whose FNAME names another file) carries exactly

@@ -126,9 +126,17 @@ enum OutputInspection {
     do {
       switch settings.operation {
       case .compress:
+        // The listing keeps no owner: the source's own status says it, read only for an
+        // output that is otherwise current.
+        let sourceOwner: (() -> (user: UInt32, group: UInt32)?)? =
+          settings.inMirror && settings.copiesOwnership
+          ? {
+            let location = sourceLocation(of: index, list: list, settings: settings, bases: bases)
+            return (try? location.entryStatus()).map { ($0.userID, $0.groupID) }
+          } : nil
         return try ExistingOutput.inspect(
           target, sourceName: list.name(of: file), source: status, inMirror: settings.inMirror,
-          alsoNamed: alsoNamed)
+          alsoNamed: alsoNamed, sourceOwner: sourceOwner)
       case .decompress, .test:
         let source = sourceLocation(of: index, list: list, settings: settings, bases: bases)
         return try ExistingOutput.inspectRestore(
