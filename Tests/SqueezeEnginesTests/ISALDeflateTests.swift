@@ -134,6 +134,9 @@ import Testing
   /// below start `ab` and then a string that recurs a little later, so one call writes
   /// different bytes at the two addresses; the compressor must write the same at both, and
   /// the same as with a stream it allocates itself.
+  ///
+  /// The hash tables' entries are ISA-L's `IGZIP_LVL1_HASH_SIZE` and `IGZIP_LVL2_HASH_SIZE`
+  /// (igzip_lib.h).
   @Test(
     "ISA-L levels 1 and 2 write the same bytes wherever their stream lies in memory",
     arguments: [(isalLevel: 1, hashTableEntries: 8 << 10), (2, 32 << 10)])
