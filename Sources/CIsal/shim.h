@@ -6,7 +6,7 @@
 // stream stands (block_state, bfinal, read_in_length, avail_in); isal_deflate_init,
 // isal_deflate_reset, isal_deflate, and the fields of struct isal_zstream a call sets and
 // reads (next_in, avail_in, next_out, avail_out, total_out, level, level_buf,
-// level_buf_size, end_of_stream, flush, gzip_flag, internal_state.state).
+// level_buf_size, end_of_stream, flush, gzip_flag, internal_state.state), and ISAL_LOOK_AHEAD.
 #pragma once
 #include <isa-l/igzip_lib.h>
 
@@ -25,3 +25,7 @@ static inline uint32_t squeeze_isal_level_buffer_size(uint32_t level) {
     return 0;
   }
 }
+
+// ISA-L's look-ahead (igzip_lib.h, ISAL_LOOK_AHEAD: the longest match rounded up to 32, 288
+// bytes): the input a call without a flush keeps back from its compression loop.
+static inline uint32_t squeeze_isal_look_ahead(void) { return ISAL_LOOK_AHEAD; }

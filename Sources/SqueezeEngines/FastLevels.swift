@@ -20,7 +20,13 @@
 /// SqueezeCore's engines and levels article (`EnginesAndLevels.md`).
 ///
 /// The choice depends only on the level and the chunk's length, so a file's bytes are the
-/// same whatever `--jobs`, the isolation stage, `-c` or standard input.
+/// same whatever `--jobs`, the isolation stage, `-c` or standard input. ISA-L's level 1 also
+/// writes the same bytes in every run only because ``ISALDeflater`` gives it each chunk's
+/// first byte in a call of its own: in one call, its loop files a chunk's third byte under
+/// a hash slot taken from the stream's address, and a run found or missed a match back to
+/// that byte depending on where its stream was allocated (the engines and levels article
+/// has the measurements). Its level 2 shares that loop and is no way around it; its level 3
+/// has another.
 enum FastLevels {
   /// ISA-L's part at squeeze `level`: its own level and the shortest chunk it compresses, or
   /// nil when libdeflate compresses every chunk.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -6,8 +7,9 @@ import Testing
 
 /// ISA-L's compressor behind the fast engine's levels 1 and 2: its chunks join into one
 /// deflate stream that zlib and ISA-L read, every chunk but the last ends with the sync
-/// marker on a block boundary, the level map sends each chunk to the library it names, and
-/// data that does not compress is stored.
+/// marker on a block boundary, the level map sends each chunk to the library it names, data
+/// that does not compress is stored, and the bytes do not depend on where in memory ISA-L's
+/// stream lies.
 @Suite struct ISALDeflateTests {
   /// The levels the map gives ISA-L a part of.
   static let isalLevels = [1, 2]
@@ -122,6 +124,102 @@ import Testing
     #expect(stream.count <= stored, "\(stream.count) bytes, stored \(stored)")
     if size >= 1 << 20 {
       #expect(Double(stream.count) < Double(size) * 1.001)
+    }
+  }
+
+  /// ISA-L's levels 1 and 2, in one call, file a stream's third byte under a hash slot taken
+  /// from the stream's address instead of the data (``ISALDeflater`` has the details). Here
+  /// the stream is placed at two addresses: one where that slot is the third byte's own, so
+  /// a later match back to it is found, and one where it is not, so it is missed. The chunks
+  /// below start `ab` and then a string that recurs a little later, so one call writes
+  /// different bytes at the two addresses; the compressor must write the same at both, and
+  /// the same as with a stream it allocates itself.
+  ///
+  /// The hash tables' entries are ISA-L's `IGZIP_LVL1_HASH_SIZE` and `IGZIP_LVL2_HASH_SIZE`
+  /// (igzip_lib.h).
+  @Test(
+    "ISA-L levels 1 and 2 write the same bytes wherever their stream lies in memory",
+    arguments: [(isalLevel: 1, hashTableEntries: 8 << 10), (2, 32 << 10)])
+  func outputDoesNotDependOnTheStreamsAddress(isalLevel: Int, hashTableEntries: Int) throws {
+    let recurring = Array("the third byte's string, which recurs later".utf8)
+    let chunks = (1...8).map { seed in
+      Array("ab".utf8) + recurring + TestData.random(1_000, seed: UInt64(seed)) + recurring
+        + TestData.text(2_000, seed: UInt64(seed))
+    }
+    // The slot ISA-L's loop hashes a position's four bytes into (the SSE4.2 `crc32`
+    // instruction, masked to the hash table), and the one the stream's address gives.
+    let mask = UInt32(hashTableEntries - 1)
+    let third = recurring.prefix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    let rightSlot = Self.crc32c(third) & mask
+    func slot(_ address: UInt) -> UInt32 {
+      Self.crc32c(UInt32(truncatingIfNeeded: address >> 16)) & mask
+    }
+    // 16 GiB of address space, reserved with no memory behind it, holds a 64 KiB-aligned
+    // address of either kind (one in 32,768 is right at level 2).
+    let span = 1 << 34
+    let region = try #require(
+      mmap(nil, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0))
+    try #require(region != MAP_FAILED)
+    defer { munmap(region, span) }
+    let start = (UInt(bitPattern: region) + 0xffff) & ~0xffff
+    let end = UInt(bitPattern: region) + UInt(span) - UInt(ISALDeflater.streamByteCount)
+    let candidates = stride(from: start, to: end, by: 1 << 16)
+    let right = try #require(candidates.first { slot($0) == rightSlot })
+    let wrong = try #require(candidates.first { slot($0) != rightSlot })
+    for address in [right, wrong] {
+      let page = try #require(UnsafeMutableRawPointer(bitPattern: address))
+      try #require(mprotect(page, ISALDeflater.streamByteCount, PROT_READ | PROT_WRITE) == 0)
+    }
+    // The compressors end before the region is unmapped.
+    do {
+      let atRight = try ISALDeflater(
+        level: isalLevel, streamAddress: UnsafeMutableRawPointer(bitPattern: right))
+      let atWrong = try ISALDeflater(
+        level: isalLevel, streamAddress: UnsafeMutableRawPointer(bitPattern: wrong))
+      let allocated = try ISALDeflater(level: isalLevel)
+      for (index, chunk) in chunks.enumerated() {
+        for isLast in [false, true] {
+          let expected = try Self.deflateOnce(chunk, with: allocated, isLast: isLast)
+          #expect(
+            try Self.deflateOnce(chunk, with: atRight, isLast: isLast) == expected,
+            "chunk \(index), isLast \(isLast): the stream at the right slot's address")
+          #expect(
+            try Self.deflateOnce(chunk, with: atWrong, isLast: isLast) == expected,
+            "chunk \(index), isLast \(isLast): the stream at another address")
+          let restored = try inflate(expected, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
+          #expect(restored.data == chunk)
+        }
+      }
+    }
+  }
+
+  /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of a little-endian 32-bit word,
+  /// from 0 and with no final inversion: what the SSE4.2 `crc32` instruction computes, ISA-L's
+  /// hash at levels 1 and 2.
+  static func crc32c(_ word: UInt32) -> UInt32 {
+    var crc: UInt32 = 0
+    for byte in 0..<4 {
+      crc ^= (word >> UInt32(8 * byte)) & 0xff
+      for _ in 0..<8 { crc = (crc >> 1) ^ (crc & 1 == 0 ? 0 : 0x82F6_3B78) }
+    }
+    return crc
+  }
+
+  @Test(
+    "ISA-L levels 1 and 2 store chunks too short for their two calls; level 3 compresses them",
+    arguments: [1, 2, 3], [18, 100, 289])
+  func shortChunksAreStoredAtLevelsOneAndTwo(isalLevel: Int, size: Int) throws {
+    let data = TestData.text(size, seed: 9)
+    for isLast in [false, true] {
+      let written = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
+      let restored = try inflate(written, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
+      #expect(restored.data == data)
+      let stored = StoredBlocks.size(ofLength: size, isLast: isLast)
+      if isalLevel <= 2 {
+        #expect(written.count == stored, "level \(isalLevel), \(size) bytes")
+      } else {
+        #expect(written.count < stored, "level \(isalLevel), \(size) bytes")
+      }
     }
   }
 

@@ -1,15 +1,16 @@
 import CIsal
 
-/// ISA-L's streaming compressor (`isal_deflate`, igzip_lib.h) on one chunk per call, with
+/// ISA-L's streaming compressor (`isal_deflate`, igzip_lib.h) on one chunk at a time, with
 /// no dictionary, so chunks are independent and a big file restores on every core.
 ///
-/// Each chunk is one call on a reset stream with the whole chunk as input and room for all
-/// of its output. The last chunk sets `end_of_stream`, which ends the deflate stream with a
-/// final block. Every other chunk asks for `SYNC_FLUSH`: ISA-L then ends it byte-aligned
-/// with an empty, non-final stored block, the sync marker `00 00 ff ff` (igzip_lib.h: "A
-/// SYNC_ or FULL_ flush will byte align the deflate block by appending an empty stored
-/// block"), the layout zlib's `Z_SYNC_FLUSH` gives. Unlike libdeflate's output, the chunk
-/// needs no walk to its final block: ISA-L never wrote one.
+/// Each chunk is compressed on a reset stream with the whole chunk as input (in one call, or
+/// two at levels 1 and 2: see below) and room for all of its output. The last chunk sets
+/// `end_of_stream`, which ends the deflate stream with a final block. Every other chunk asks
+/// for `SYNC_FLUSH`: ISA-L then ends it byte-aligned with an empty, non-final stored block,
+/// the sync marker `00 00 ff ff` (igzip_lib.h: "A SYNC_ or FULL_ flush will byte align the
+/// deflate block by appending an empty stored block"), the layout zlib's `Z_SYNC_FLUSH`
+/// gives. Unlike libdeflate's output, the chunk needs no walk to its final block: ISA-L never
+/// wrote one.
 ///
 /// ISA-L levels 1 to 3 need a level buffer (hash table and token buffer); the default size
 /// of each level (`ISAL_DEF_LVLx_DEFAULT`, 276 to 340 KiB, what `igzip` uses) is allocated
@@ -21,10 +22,26 @@ import CIsal
 /// written as stored blocks, as the libdeflate compressor does, so such data is stored the
 /// same way whichever library the level uses.
 ///
+/// The same bytes wherever the stream lies: ISA-L's levels 1 and 2 share one compression
+/// loop (`isal_deflate_icf_body_hash_hist`, `igzip_icf_body_h1_gr_bt.asm` in ISA-L 2.30 and
+/// still in 2.32), whose path for a stream's first byte computes the hash of the third byte
+/// from a register that still holds the stream's address instead of from the data. The third
+/// byte is then filed under a hash slot picked by where the stream was allocated, which
+/// address-space randomisation changes from run to run, so a later match back to it is found
+/// in a run where that slot happens to be the right one and missed in the others. So at
+/// these levels each chunk is compressed in two calls: the first gives ISA-L
+/// ``firstCallLength`` bytes without a flush, so its loop compresses the first byte alone
+/// (it keeps ISAL_LOOK_AHEAD bytes back) and stops before the wrong hash is used; the second
+/// gives the rest, and its loop, no longer at a stream's start, hashes every byte from the
+/// data. A chunk too short for the first call (under ``firstCallLength`` + 1 bytes) is
+/// stored at those levels. Level 3 has another loop and is compressed in one call.
+///
 /// Not thread-safe: one thread at a time.
 final class ISALDeflater: ChunkDeflater {
-  /// ISA-L's stream, at a fixed heap address for the object's lifetime.
+  /// ISA-L's stream, at a fixed address for the object's lifetime.
   private let stream: UnsafeMutablePointer<isal_zstream>
+  /// Whether ``stream`` was allocated here (and is released here), not placed by the caller.
+  private let ownsStream: Bool
   /// The level buffer, `squeeze_isal_level_buffer_size(level)` bytes.
   private let levelBuffer: UnsafeMutableRawBufferPointer
   /// A valid input address for an empty chunk (ISA-L copies from `next_in`).
@@ -37,6 +54,19 @@ final class ISALDeflater: ChunkDeflater {
   /// The ISA-L levels this compressor takes.
   static let levels = 1...3
 
+  /// The ISA-L levels whose compression loop takes the third byte's hash from the stream's
+  /// address on a stream's first call, and so are compressed in two calls.
+  static let levelsCompressedInTwoCalls = 1...2
+
+  /// The bytes of a chunk's first call at ``levelsCompressedInTwoCalls``: ISAL_LOOK_AHEAD
+  /// (288) bytes, which a call without a flush keeps back from the loop, and the first byte,
+  /// the only one the loop then compresses.
+  static let firstCallLength = Int(squeeze_isal_look_ahead()) + 1
+
+  /// The bytes an ``isal_zstream`` takes (ISA-L's internal buffer included), for a caller
+  /// that places the stream itself.
+  static let streamByteCount = MemoryLayout<isal_zstream>.size
+
   /// Bytes of output room beyond stored blocks: ISA-L writes its bit buffer 8 bytes at a
   /// time and checks for 8 free bytes before each write, a block's Huffman-coded form is
   /// used only when it is smaller than the block stored, and the sync marker takes 5 bytes.
@@ -44,10 +74,14 @@ final class ISALDeflater: ChunkDeflater {
 
   /// Allocates the stream and the level buffer (`isal_deflate_init`).
   ///
-  /// - Parameter level: ISA-L's level, one of ``levels``.
+  /// - Parameters:
+  ///   - level: ISA-L's level, one of ``levels``.
+  ///   - streamAddress: where to put the stream instead of allocating it (the tests place it
+  ///     at chosen addresses): ``streamByteCount`` writable bytes, aligned for a pointer, that
+  ///     outlive the compressor. Nil allocates it.
   /// - Throws: ``EngineError`` when the level is not one of ``levels``, or the probe's
   ///   compressor cannot be allocated.
-  init(level: Int) throws(EngineError) {
+  init(level: Int, streamAddress: UnsafeMutableRawPointer? = nil) throws(EngineError) {
     guard Self.levels.contains(level) else {
       throw EngineError(
         library: .isal, code: Int32(ISAL_INVALID_LEVEL),
@@ -55,7 +89,9 @@ final class ISALDeflater: ChunkDeflater {
     }
     probe = try IncompressibleProbe()
     self.level = level
-    stream = .allocate(capacity: 1)
+    ownsStream = streamAddress == nil
+    stream =
+      streamAddress?.bindMemory(to: isal_zstream.self, capacity: 1) ?? .allocate(capacity: 1)
     stream.initialize(to: isal_zstream())
     isal_deflate_init(stream)
     levelBuffer = .allocate(
@@ -66,7 +102,7 @@ final class ISALDeflater: ChunkDeflater {
 
   deinit {
     stream.deinitialize(count: 1)
-    stream.deallocate()
+    if ownsStream { stream.deallocate() }
     levelBuffer.deallocate()
     emptyInput.deallocate()
   }
@@ -76,13 +112,16 @@ final class ISALDeflater: ChunkDeflater {
     StoredBlocks.size(ofLength: chunkLength, isLast: false) + Self.slack
   }
 
-  /// Compresses the chunk in one `isal_deflate` call (the dictionary is ignored: chunks
-  /// are independent), or stores it when the probe finds it already compressed.
+  /// Compresses the chunk in one `isal_deflate` call, or two at
+  /// ``levelsCompressedInTwoCalls`` (the dictionary is ignored: chunks are independent), or
+  /// stores it when the probe finds it already compressed or it is too short for the two
+  /// calls.
   func deflate(
     chunk: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, isLast: Bool,
     into output: UnsafeMutableRawBufferPointer
   ) throws(EngineError) -> Int {
-    if probe.isIncompressible(chunk) {
+    let inTwoCalls = Self.levelsCompressedInTwoCalls.contains(level)
+    if probe.isIncompressible(chunk) || (inTwoCalls && chunk.count <= Self.firstCallLength) {
       guard let written = StoredBlocks.write(chunk, isLast: isLast, into: output) else {
         throw EngineError(library: .isal, code: 0, detail: "no room for stored blocks")
       }
@@ -99,8 +138,6 @@ final class ISALDeflater: ChunkDeflater {
     stream.pointee.level_buf = levelBase.assumingMemoryBound(to: UInt8.self)
     stream.pointee.level_buf_size = UInt32(levelBuffer.count)
     stream.pointee.gzip_flag = UInt16(IGZIP_DEFLATE)
-    stream.pointee.end_of_stream = isLast ? 1 : 0
-    stream.pointee.flush = UInt16(isLast ? NO_FLUSH : SYNC_FLUSH)
     stream.pointee.next_in =
       chunk.baseAddress.map {
         UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self))
@@ -109,6 +146,28 @@ final class ISALDeflater: ChunkDeflater {
     stream.pointee.avail_in = inputCount
     stream.pointee.next_out = outputBase.assumingMemoryBound(to: UInt8.self)
     stream.pointee.avail_out = outputCount
+    if inTwoCalls {
+      // The first byte alone through the loop (see the type's discussion); ISA-L keeps the
+      // rest of this call's input in its own buffer, so all of it is taken.
+      stream.pointee.end_of_stream = 0
+      stream.pointee.flush = UInt16(NO_FLUSH)
+      stream.pointee.avail_in = UInt32(Self.firstCallLength)
+      let first = isal_deflate(stream)
+      guard first == COMP_OK else {
+        stream.pointee.next_in = nil
+        stream.pointee.next_out = nil
+        throw Self.error(first)
+      }
+      guard stream.pointee.avail_in == 0 else {
+        stream.pointee.next_in = nil
+        stream.pointee.next_out = nil
+        throw EngineError(
+          library: .isal, code: 0, detail: "the first call left input behind (ISA-L)")
+      }
+      stream.pointee.avail_in = inputCount - UInt32(Self.firstCallLength)
+    }
+    stream.pointee.end_of_stream = isLast ? 1 : 0
+    stream.pointee.flush = UInt16(isLast ? NO_FLUSH : SYNC_FLUSH)
     let code = isal_deflate(stream)
     let remaining = stream.pointee.avail_in
     let produced = output.count - Int(stream.pointee.avail_out)
