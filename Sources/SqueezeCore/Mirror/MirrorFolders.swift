@@ -170,14 +170,14 @@ struct MirrorFolders {
   {
     let now = try location.entryStatus()
     guard now.kind == .directory else { throw SystemError.notADirectory }
+    var bits = now.permissions
     if settings.copiesOwnership && (now.userID != source.userID || now.groupID != source.groupID) {
       try location.setOwner(user: source.userID, group: source.groupID)
+      // Looked at again only after a change of owner, which may have cleared bits.
+      bits = try location.entryStatus().permissions
     }
-    if now.permissions != UInt32(source.permissions) || settings.copiesOwnership {
-      let after = try location.entryStatus()
-      if after.permissions != UInt32(source.permissions) {
-        try location.setFolderPermissions(UInt32(source.permissions))
-      }
+    if bits != UInt32(source.permissions) {
+      try location.setFolderPermissions(UInt32(source.permissions))
     }
     if now.modificationTime != source.modificationTime {
       try location.setTimes(access: source.accessTime, modification: source.modificationTime)
