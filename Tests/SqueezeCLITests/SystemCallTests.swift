@@ -72,6 +72,48 @@ import Testing
     }
   }
 
+  /// A snapshot night (`--link-dest`) over unchanged files costs each file eight calls: the
+  /// listing's `fstatat`, the re-run rules' look at the earlier output (`openat2`, `fstat`,
+  /// two `pread`s for its header and trailer, `close`), the `linkat` and the `fstatat` that
+  /// checks the link is that very output. The folders on the way are opened once for all
+  /// their files, the source is not examined again for its owner, and the earlier output is
+  /// not examined twice.
+  @Test func eachLinkedFileCostsEightSystemCalls() throws {
+    let folder = TemporaryFolder("syscalls-link-dest")
+    let (few, many) = (100, 400)
+    for name in ["few", "many"] {
+      try Self.makeTree(name, files: name == "few" ? few : many, in: folder)
+      let first = try SqueezeBinary.run(["-o", folder.url("\(name)-1"), folder.url(name + "/")])
+      try #require(first.status == 0, "\(first.stderrText)")
+    }
+    func night(_ name: String) throws -> [String: Int] {
+      try Self.countCalls(
+        ["-o", folder.url("\(name)-2"), "--link-dest", "../\(name)-1", folder.url(name + "/")],
+        in: folder)
+    }
+    let base = try night("few")
+    let counts = try night("many")
+    func perFile(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    func about(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) < 0.05 }
+    let report = "per night of \(few) files: \(base); of \(many) files: \(counts)"
+    #expect(about(perFile("linkat", "link"), 1), "\(report)")
+    #expect(about(perFile("openat2", "openat", "open"), 1), "\(report)")
+    #expect(about(perFile("close"), 1), "\(report)")
+    #expect(about(perFile("newfstatat", "fstat", "statx", "lstat", "stat"), 3), "\(report)")
+    #expect(about(perFile("read", "pread64"), 2), "\(report)")
+    #expect(perFile("write", "pwrite64", "renameat2", "utimensat", "fsync") == 0, "\(report)")
+    for index in stride(from: 0, to: many, by: 37) {
+      let path = "many-2/d\(index % 10)/f\(index).txt.gz"
+      var (new, earlier) = (stat(), stat())
+      #expect(lstat(folder.url(path), &new) == 0)
+      #expect(lstat(folder.url("many-1/d\(index % 10)/f\(index).txt.gz"), &earlier) == 0)
+      #expect(new.st_ino == earlier.st_ino, "\(path) is a link of the earlier output")
+    }
+  }
+
   /// A restore makes the same ten calls a file as compression: its output is created with
   /// its final mode (no fchmod), the read that returns the whole file ends it (no read
   /// that returns 0), nothing is stat-ed again after decoding, and the output's file
