@@ -114,6 +114,37 @@ import Testing
     }
   }
 
+  /// A mirror folder made by the run is made with its source's bits (owner `rwx` added), so
+  /// a `0755` source folder needs no `fchmod` when the folders get their metadata at the
+  /// end: only its times are set.
+  @Test func aNewMirrorFolderOf0755NeedsNoChmod() throws {
+    let folder = TemporaryFolder("syscalls-folders")
+    // The same 50 files in both trees, in 10 folders or in 50: the difference is the cost
+    // of 40 folders.
+    let (few, many) = (10, 50)
+    for (name, count) in [("few", few), ("many", many)] {
+      for index in 0..<many {
+        try folder.write("\(name)/d\(index % count)/f\(index).txt", text: "file \(index)\n")
+        chmod(folder.url("\(name)/d\(index % count)"), 0o755)
+      }
+    }
+    let base = try Self.countCalls(["-o", folder.url("few-out"), folder.url("few/")], in: folder)
+    let counts = try Self.countCalls(
+      ["-o", folder.url("many-out"), folder.url("many/")], in: folder)
+    func perFolder(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    let report = "per run of \(few) folders: \(base); of \(many) folders: \(counts)"
+    #expect(perFolder("fchmod", "fchmodat", "chmod") == 0, "\(report)")
+    #expect(perFolder("mkdirat", "mkdir") == 1, "\(report)")
+    for index in 0..<many {
+      var status = stat()
+      #expect(stat(folder.url("many-out/d\(index)"), &status) == 0)
+      #expect(status.st_mode & 0o7777 == 0o755, "d\(index) has its source's bits")
+    }
+  }
+
   /// A restore makes the same ten calls a file as compression: its output is created with
   /// its final mode (no fchmod), the read that returns the whole file ends it (no read
   /// that returns 0), nothing is stat-ed again after decoding, and the output's file
