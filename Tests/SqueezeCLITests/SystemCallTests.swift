@@ -114,6 +114,31 @@ import Testing
     }
   }
 
+  /// A snapshot night's hard links are made on the workers, as many batches at once as
+  /// there are slots, not one at a time by the task that schedules the files: with `-j 2`,
+  /// the links of ten batches (256 files each) come from more than one thread.
+  @Test func aNightsLinksAreMadeOnMoreThanOneThread() throws {
+    let folder = TemporaryFolder("syscalls-link-threads")
+    try Self.makeTree("S", files: 2_560, in: folder)
+    let first = try SqueezeBinary.run(["-o", folder.url("N1"), folder.url("S/")])
+    try #require(first.status == 0, "\(first.stderrText)")
+    let trace = folder.url("links.txt")
+    let night = try Shell.run(
+      "/usr/bin/env",
+      [
+        "strace", "-f", "-e", "trace=linkat", "-o", trace, SqueezeBinary.path, "-j", "2", "-o",
+        folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+      ])
+    #expect(night.status == 0, "\(night.stderrText)")
+    // Lines: "<thread id> linkat(...) = 0", or, when another thread's call comes between,
+    // "<thread id> linkat(... <unfinished ...>" and later "<... linkat resumed>...".
+    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+      .filter { $0.contains("linkat(") }
+    let threads = Set(lines.compactMap { $0.split(separator: " ").first.map(String.init) })
+    #expect(lines.count == 2_560, "every output linked")
+    #expect(threads.count >= 2, "links made by threads \(threads)")
+  }
+
   /// A mirror folder made by the run is made with its source's bits (owner `rwx` added), so
   /// a `0755` source folder needs no `fchmod` when the folders get their metadata at the
   /// end: only its times are set.
