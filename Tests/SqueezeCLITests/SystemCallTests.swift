@@ -72,6 +72,104 @@ import Testing
     }
   }
 
+  /// A snapshot night (`--link-dest`) over unchanged files costs each file eight calls: the
+  /// listing's `fstatat`, the re-run rules' look at the earlier output (`openat2`, `fstat`,
+  /// two `pread`s for its header and trailer, `close`), the `linkat` and the `fstatat` that
+  /// checks the link is that very output. The folders on the way are opened once for all
+  /// their files, the source is not examined again for its owner, and the earlier output is
+  /// not examined twice.
+  @Test func eachLinkedFileCostsEightSystemCalls() throws {
+    let folder = TemporaryFolder("syscalls-link-dest")
+    let (few, many) = (100, 400)
+    for name in ["few", "many"] {
+      try Self.makeTree(name, files: name == "few" ? few : many, in: folder)
+      let first = try SqueezeBinary.run(["-o", folder.url("\(name)-1"), folder.url(name + "/")])
+      try #require(first.status == 0, "\(first.stderrText)")
+    }
+    func night(_ name: String) throws -> [String: Int] {
+      try Self.countCalls(
+        ["-o", folder.url("\(name)-2"), "--link-dest", "../\(name)-1", folder.url(name + "/")],
+        in: folder)
+    }
+    let base = try night("few")
+    let counts = try night("many")
+    func perFile(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    func about(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) < 0.05 }
+    let report = "per night of \(few) files: \(base); of \(many) files: \(counts)"
+    #expect(about(perFile("linkat", "link"), 1), "\(report)")
+    #expect(about(perFile("openat2", "openat", "open"), 1), "\(report)")
+    #expect(about(perFile("close"), 1), "\(report)")
+    #expect(about(perFile("newfstatat", "fstat", "statx", "lstat", "stat"), 3), "\(report)")
+    #expect(about(perFile("read", "pread64"), 2), "\(report)")
+    #expect(perFile("write", "pwrite64", "renameat2", "utimensat", "fsync") == 0, "\(report)")
+    for index in stride(from: 0, to: many, by: 37) {
+      let path = "many-2/d\(index % 10)/f\(index).txt.gz"
+      var (new, earlier) = (stat(), stat())
+      #expect(lstat(folder.url(path), &new) == 0)
+      #expect(lstat(folder.url("many-1/d\(index % 10)/f\(index).txt.gz"), &earlier) == 0)
+      #expect(new.st_ino == earlier.st_ino, "\(path) is a link of the earlier output")
+    }
+  }
+
+  /// A snapshot night's hard links are made on the workers, as many batches at once as
+  /// there are slots, not one at a time by the task that schedules the files: with `-j 2`,
+  /// the links of ten batches (256 files each) come from more than one thread.
+  @Test func aNightsLinksAreMadeOnMoreThanOneThread() throws {
+    let folder = TemporaryFolder("syscalls-link-threads")
+    try Self.makeTree("S", files: 2_560, in: folder)
+    let first = try SqueezeBinary.run(["-o", folder.url("N1"), folder.url("S/")])
+    try #require(first.status == 0, "\(first.stderrText)")
+    let trace = folder.url("links.txt")
+    let night = try Shell.run(
+      "/usr/bin/env",
+      [
+        "strace", "-f", "-e", "trace=linkat", "-o", trace, SqueezeBinary.path, "-j", "2", "-o",
+        folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+      ])
+    #expect(night.status == 0, "\(night.stderrText)")
+    // Lines: "<thread id> linkat(...) = 0", or, when another thread's call comes between,
+    // "<thread id> linkat(... <unfinished ...>" and later "<... linkat resumed>...".
+    let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+      .filter { $0.contains("linkat(") }
+    let threads = Set(lines.compactMap { $0.split(separator: " ").first.map(String.init) })
+    #expect(lines.count == 2_560, "every output linked")
+    #expect(threads.count >= 2, "links made by threads \(threads)")
+  }
+
+  /// A mirror folder made by the run is made with its source's bits (owner `rwx` added), so
+  /// a `0755` source folder needs no `fchmod` when the folders get their metadata at the
+  /// end: only its times are set.
+  @Test func aNewMirrorFolderOf0755NeedsNoChmod() throws {
+    let folder = TemporaryFolder("syscalls-folders")
+    // The same 50 files in both trees, in 10 folders or in 50: the difference is the cost
+    // of 40 folders.
+    let (few, many) = (10, 50)
+    for (name, count) in [("few", few), ("many", many)] {
+      for index in 0..<many {
+        try folder.write("\(name)/d\(index % count)/f\(index).txt", text: "file \(index)\n")
+        chmod(folder.url("\(name)/d\(index % count)"), 0o755)
+      }
+    }
+    let base = try Self.countCalls(["-o", folder.url("few-out"), folder.url("few/")], in: folder)
+    let counts = try Self.countCalls(
+      ["-o", folder.url("many-out"), folder.url("many/")], in: folder)
+    func perFolder(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    let report = "per run of \(few) folders: \(base); of \(many) folders: \(counts)"
+    #expect(perFolder("fchmod", "fchmodat", "chmod") == 0, "\(report)")
+    #expect(perFolder("mkdirat", "mkdir") == 1, "\(report)")
+    for index in 0..<many {
+      var status = stat()
+      #expect(stat(folder.url("many-out/d\(index)"), &status) == 0)
+      #expect(status.st_mode & 0o7777 == 0o755, "d\(index) has its source's bits")
+    }
+  }
+
   /// A restore makes the same ten calls a file as compression: its output is created with
   /// its final mode (no fchmod), the read that returns the whole file ends it (no read
   /// that returns 0), nothing is stat-ed again after decoding, and the output's file

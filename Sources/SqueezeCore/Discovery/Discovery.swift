@@ -465,7 +465,8 @@ struct Discovery {
         directory: directory, nameOffset: stored.offset, nameLength: stored.length,
         size: status.size, modificationTime: status.modificationTime, device: status.device,
         inode: status.inode, linkCount: UInt32(clamping: status.linkCount),
-        permissions: UInt16(status.permissions & 0o7777)))
+        permissions: UInt16(status.permissions & 0o7777), userID: status.userID,
+        groupID: status.groupID))
   }
 
   private func isCompressedName(_ name: RawPath) -> Bool {

@@ -2,7 +2,7 @@ import SqueezeSystem
 
 /// Everything discovery found: the folders walked and the regular files selected, stored
 /// compactly (one shared byte arena for all names, fixed-size records), because a run may
-/// list hundreds of thousands of files: a file costs its record (56 bytes) plus its name.
+/// list hundreds of thousands of files: a file costs its record (72 bytes) plus its name.
 ///
 /// Paths are rebuilt on demand from a file's folder chain; each argument is a ``Root``.
 struct FileList: Sendable {
@@ -99,6 +99,11 @@ struct FileList: Sendable {
     /// did not, writing beside it need not look for an existing output (one that appears
     /// meanwhile is caught when it is renamed into place, with `RENAME_NOREPLACE`).
     var outputListedBeside = true
+    /// Owner and group when listed: as root, `--link-dest` links an earlier output only when
+    /// it has them, judged without a further `fstatat(2)` of the source per file. Last, where
+    /// they fill the record's padding but for 8 bytes.
+    var userID: UInt32 = 0
+    var groupID: UInt32 = 0
   }
 
   var roots: [Root] = []

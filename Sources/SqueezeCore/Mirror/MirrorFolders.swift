@@ -4,7 +4,7 @@ import SqueezeSystem
 /// The folders of a mirror: created before the work, given their sources' metadata after it.
 ///
 /// Before: every mirrored folder is made (or found) and given owner `rwx` while squeeze
-/// works in it, as rsync does, so a `0555` or `0500` source folder never blocks writing its
+/// works in it, as rsync does (a folder made now gets its source's bits plus owner `rwx`), so a `0555` or `0500` source folder never blocks writing its
 /// outputs, nor a later run by a user who is not root. A symbolic link where a folder goes
 /// (the source was a link and is now a folder), or an output of a file that has become this
 /// folder, is replaced only once the new folder is durable: the folder is made under a
@@ -52,7 +52,9 @@ struct MirrorFolders {
       }
       do {
         let place = location(index, in: plan)
-        let found = try make(place, parentIsNew: created[folder.parent])
+        let found = try make(
+          place, parentIsNew: created[folder.parent], permissions: creationBits(of: index, in: plan)
+        )
         created[index] = found == nil
         if plan.isMirrored[index] {
           let source = list.directories[Int(folder.sources[0])]
@@ -84,25 +86,44 @@ struct MirrorFolders {
     }
   }
 
+  /// The bits folder `index` of `plan` is made with: its source's read, write and search
+  /// bits with the owner's `rwx` added (rsync makes folders so), which a typical `0755`
+  /// source folder already has, so ``finalize(_:)`` finds them right and changes none;
+  /// `0700` for a folder that only leads to mirrored ones. Special bits wait for
+  /// ``finalize(_:)``; the umask or a default ACL may take bits away, which it gives back.
+  private func creationBits(of index: Int, in plan: MirrorPlan) -> UInt32 {
+    guard plan.isMirrored[index], let first = plan.folders[index].sources.first else {
+      return 0o700
+    }
+    return UInt32(list.directories[Int(first)].permissions & 0o777) | 0o700
+  }
+
   /// Makes the folder at `location` usable.
   ///
-  /// - Parameter parentIsNew: its parent was made by this run (so nothing is in the way).
+  /// - Parameters:
+  ///   - parentIsNew: its parent was made by this run (so nothing is in the way).
+  ///   - permissions: the bits a folder made now gets (always with the owner's `rwx`).
   /// - Returns: nil when the folder was made by this run; the status of the folder found in
   ///   place, as it was before anything of it was changed.
   /// - Throws: ``SystemError`` or ``InTheWay``.
-  private func make(_ location: RelativeLocation, parentIsNew: Bool) throws -> FileStatus? {
+  private func make(
+    _ location: RelativeLocation, parentIsNew: Bool, permissions: UInt32
+  ) throws -> FileStatus? {
     // A parent this run made may still gain this folder from another run writing the same
     // mirror (shards); when the quick make fails, the checked path below tells why.
-    if parentIsNew, (try? location.makeDirectory(permissions: 0o700)) != nil { return nil }
+    if parentIsNew, (try? location.makeDirectory(permissions: permissions)) != nil {
+      return nil
+    }
     let status: FileStatus
     do {
       status = try location.entryStatus()
     } catch  where error == .noSuchFile {
       do {
-        try location.makeDirectory(permissions: 0o700)
+        try location.makeDirectory(permissions: permissions)
         return nil
       } catch  where error == .fileExists {
-        return try make(location, parentIsNew: false)  // made meanwhile (another run)
+        // Made meanwhile (another run).
+        return try make(location, parentIsNew: false, permissions: permissions)
       }
     }
     switch status.kind {
@@ -255,14 +276,14 @@ struct MirrorFolders {
   {
     let now = try location.entryStatus()
     guard now.kind == .directory else { throw SystemError.notADirectory }
+    var bits = now.permissions
     if settings.copiesOwnership && (now.userID != source.userID || now.groupID != source.groupID) {
       try location.setOwner(user: source.userID, group: source.groupID)
+      // Looked at again only after a change of owner, which may have cleared bits.
+      bits = try location.entryStatus().permissions
     }
-    if now.permissions != UInt32(source.permissions) || settings.copiesOwnership {
-      let after = try location.entryStatus()
-      if after.permissions != UInt32(source.permissions) {
-        try location.setFolderPermissions(UInt32(source.permissions))
-      }
+    if bits != UInt32(source.permissions) {
+      try location.setFolderPermissions(UInt32(source.permissions))
     }
     if now.modificationTime != source.modificationTime {
       try location.setTimes(access: source.accessTime, modification: source.modificationTime)

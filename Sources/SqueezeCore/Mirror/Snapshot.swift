@@ -219,28 +219,25 @@ enum SnapshotLinks {
     let name = list.name(of: file)
     guard let outputName = settings.plan.outputName(for: name) else { return nil }
     let status = list.listedStatus(of: file)
-    var owner: (user: UInt32, group: UInt32)? = nil
-    if settings.copiesOwnership {
-      // The listing keeps no owner: the source's own status says it.
-      let location = OutputInspection.sourceLocation(
-        of: index, list: list, settings: settings, bases: bases)
-      guard let current = try? location.entryStatus() else { return nil }
-      owner = (current.userID, current.groupID)
-    }
     // The same path below each earlier snapshot as below the new one (which a dry run may
     // not have made yet).
     let directory = list.mirrorPath(ofDirectory: file.directory)
     for (position, destination) in settings.linkDestinations.enumerated() {
       let earlier = RelativeLocation(
         base: bases.descriptor(destination.base), directory: directory, name: outputName)
+      // The status is the open output's own (`fstat`), so the very file judged current is
+      // the one whose attributes are compared and whose identity the link must find.
       guard
-        (try? ExistingOutput.inspect(earlier, sourceName: name, source: status, inMirror: true))
-          == .upToDate,
-        let found = try? earlier.entryStatus(), found.kind == .regular,
+        let inspected = try? ExistingOutput.inspectWithStatus(
+          earlier, sourceName: name, source: status, inMirror: true),
+        inspected.existing == .upToDate, let found = inspected.status, found.kind == .regular,
         found.permissions == status.permissions & 0o1777,
         found.modificationTime == status.modificationTime
       else { continue }
-      if let owner, found.userID != owner.user || found.groupID != owner.group { continue }
+      // As root an output gets its source's owner and group: the listing's, as for the bits.
+      if settings.copiesOwnership, found.userID != file.userID || found.groupID != file.groupID {
+        continue
+      }
       return LinkSource(destination: position, identity: FileIdentity(found))
     }
     return nil
@@ -267,13 +264,60 @@ enum SnapshotLinks {
     .tooManyLinks, .crossDevice, .notPermitted, .noSuchFile,
   ]
 
+  /// How many planned links one task makes in a row, holding one slot (``SmallFileBatch``'s
+  /// role for links): a link costs a few system calls, far less than handing a file to a
+  /// task, and a batch of this many still ends within milliseconds, so a stop request or the
+  /// last files' compression never waits long behind one.
+  static let batchSize = 256
+
+  /// The two folders a link goes between (the earlier snapshot's and the new one's), held
+  /// open while consecutive files share them: a folder's files are contiguous in the list,
+  /// so each link costs its `linkat(2)` and the `fstatat(2)` that checks it, not also two
+  /// `openat2(2)` and two `close(2)` to reach both folders from their snapshots' tops.
+  ///
+  /// Both are opened as ``RelativeLocation`` opens them for one entry (`O_PATH`, following
+  /// no link on the way): a link swapped in for a folder after it was opened is never
+  /// followed, since the descriptor names the folder itself.
+  struct OpenFolders {
+    /// The earlier snapshot (by index in ``FileSettings/linkDestinations``) and the folder
+    /// below both snapshots' tops that ``earlier`` and ``new`` are.
+    private var key: (destination: Int, directory: RawPath)? = nil
+    /// The folder in the earlier snapshot.
+    private var earlier: FolderHandle? = nil
+    /// The same folder in the new snapshot.
+    private var new: FolderHandle? = nil
+
+    /// The open folders of `earlier` and `new`, opened (the earlier one first) unless they
+    /// are the ones held. A folder that cannot be opened is not held: the next file in it
+    /// meets the error again, as it would alone.
+    ///
+    /// - Throws: ``SystemError`` from `openat2(2)`.
+    mutating func handles(
+      earlier: RelativeLocation, new: RelativeLocation, destination: Int
+    ) throws(SystemError) -> (earlier: FolderHandle, new: FolderHandle) {
+      if let key, key.destination == destination, key.directory == new.directory,
+        let held = self.earlier, let heldNew = self.new
+      {
+        return (held, heldNew)
+      }
+      (key, self.earlier, self.new) = (nil, nil, nil)
+      let openedEarlier = try FolderHandle.folder(of: earlier)
+      let openedNew = try FolderHandle.folder(of: new)
+      (key, self.earlier, self.new) = ((destination, new.directory), openedEarlier, openedNew)
+      return (openedEarlier, openedNew)
+    }
+  }
+
   /// Makes file `index`'s output a hard link of the earlier snapshot's output the plan
   /// chose (`linkat(2)` under the final name: it fails rather than replace anything), and
   /// checks the new name is that very file. Nothing in the earlier snapshot is changed but
   /// the link count (and so the change time) of the shared inode, as with any hard link.
+  ///
+  /// - Parameter folders: the folders the previous link of the caller went between, reused
+  ///   when this one goes between the same.
   static func link(
     _ index: Int, from source: LinkSource, list: FileList, settings: FileSettings,
-    bases: BaseDirectories
+    bases: BaseDirectories, folders: inout OpenFolders
   ) -> Outcome {
     let file = list.files[index]
     guard let outputName = settings.plan.outputName(for: list.name(of: file)),
@@ -282,8 +326,12 @@ enum SnapshotLinks {
     let target = settings.plan.target(named: outputName, of: file, in: list, bases: bases)
     var earlier = target
     earlier.base = bases.descriptor(settings.linkDestinations[source.destination].base)
+    let made: RelativeLocation
     do throws(SystemError) {
-      try earlier.hardLink(at: target)
+      let (from, to) = try folders.handles(
+        earlier: earlier, new: target, destination: source.destination)
+      made = to.location(of: target.name)
+      try from.location(of: earlier.name).hardLink(at: made)
     } catch  where fallBackErrors.contains(error) {
       return .fallBack(error)
     } catch  where error == .fileExists {
@@ -295,10 +343,10 @@ enum SnapshotLinks {
         .cannotCreateOutput(settings.plan.displayPath(named: outputName, of: file, in: list), error)
       )
     }
-    guard let made = try? target.entryStatus(), FileIdentity(made) == source.identity else {
+    guard let status = try? made.entryStatus(), FileIdentity(status) == source.identity else {
       // The earlier output was replaced since the plan looked at it: the name just made is
       // not the output judged current. Removed, and the file compressed.
-      try? target.removeEntry()
+      try? made.removeEntry()
       return .fallBack(nil)
     }
     return .linked

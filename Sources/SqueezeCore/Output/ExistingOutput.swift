@@ -54,37 +54,58 @@ enum ExistingOutput: Sendable, Equatable {
     _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
     alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil
   ) throws(SystemError) -> ExistingOutput {
+    try inspectWithStatus(
+      target, sourceName: sourceName, source: source, inMirror: inMirror, alsoNamed: alsoNamed,
+      sourceOwner: sourceOwner
+    ).existing
+  }
+
+  /// ``inspect(_:sourceName:source:inMirror:alsoNamed:sourceOwner:)``, also returning the status of what
+  /// was opened at `target` (`fstat(2)` of the open file, so the very file judged; nil when
+  /// nothing could be opened): `--link-dest` planning compares it with the source's bits and
+  /// times without a second `fstatat(2)`.
+  ///
+  /// - Throws: ``SystemError`` when the output path cannot be examined for a reason other
+  ///   than not existing.
+  static func inspectWithStatus(
+    _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
+    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil
+  ) throws(SystemError) -> (existing: ExistingOutput, status: FileStatus?) {
     let output: FileDescriptor
     do throws(SystemError) {
       output = try target.open(flags: .source)
     } catch  where error == .noSuchFile {
-      return .absent
+      return (.absent, nil)
     } catch  where error == .symbolicLinkLoop {
       // Beside the sources a link at the output path is never ours (and `--force` replaces
       // the link itself); a link on the way to it is never written through.
-      if (try? target.entryStatus())?.kind == .symbolicLink { return inMirror ? .stale : .foreign }
+      if (try? target.entryStatus())?.kind == .symbolicLink {
+        return (inMirror ? .stale : .foreign, nil)
+      }
       throw error
     }
     let status = try output.status()
     if status.kind == .directory && inMirror {
-      return .folderInTheWay(empty: target.isEmptyFolder())
+      return (.folderInTheWay(empty: target.isEmptyFolder()), status)
     }
-    guard status.kind == .regular else { return .inTheWay(status.kind) }
-    guard let header = try gzipHeader(of: output, size: status.size) else { return .foreign }
+    guard status.kind == .regular else { return (.inTheWay(status.kind), status) }
+    guard let header = try gzipHeader(of: output, size: status.size) else {
+      return (.foreign, status)
+    }
     if header.name != sourceName.bytes {
       let named = header.name.map { RawPath(bytes: $0) }
-      if inMirror, let named, alsoNamed.contains(named) { return .stale }
+      if inMirror, let named, alsoNamed.contains(named) { return (.stale, status) }
       if inMirror,
         try isOutput(of: source, header: header, output: output, outputStatus: status)
       {
-        return .stale
+        return (.stale, status)
       }
-      return .foreign
+      return (.foreign, status)
     }
     var tail = [UInt8](repeating: 0, count: 8)
     let tailCount = try output.readFully(into: &tail, at: status.size - 8)
     guard tailCount == 8, let trailer = tail.withUnsafeBytes({ GzipTrailer($0) }) else {
-      return .stale
+      return (.stale, status)
     }
     let expectedHeaderTime = GzipHeader(
       name: nil, modificationTime: source.modificationTime, level: .default
@@ -94,14 +115,14 @@ enum ExistingOutput: Sendable, Equatable {
       trailer.size == UInt32(truncatingIfNeeded: source.size)
       && header.modificationTime == expectedHeaderTime
       && status.modificationTime == source.modificationTime
-    guard current else { return .stale }
-    guard inMirror else { return .upToDate }
-    guard status.permissions == source.permissions & 0o1777 else { return .stale }
+    guard current else { return (.stale, status) }
+    guard inMirror else { return (.upToDate, status) }
+    guard status.permissions == source.permissions & 0o1777 else { return (.stale, status) }
     if let sourceOwner {
       guard let owner = sourceOwner(), status.userID == owner.user, status.groupID == owner.group
-      else { return .stale }
+      else { return (.stale, status) }
     }
-    return .upToDate
+    return (.upToDate, status)
   }
 
   /// True when `output` (a gzip file whose FNAME names another file) carries exactly

@@ -126,14 +126,9 @@ enum OutputInspection {
     do {
       switch settings.operation {
       case .compress:
-        // The listing keeps no owner: the source's own status says it, read only for an
-        // output that is otherwise current.
+        // The owner the listing saw (kept when outputs take it, as root).
         let sourceOwner: (() -> (user: UInt32, group: UInt32)?)? =
-          settings.inMirror && settings.copiesOwnership
-          ? {
-            let location = sourceLocation(of: index, list: list, settings: settings, bases: bases)
-            return (try? location.entryStatus()).map { ($0.userID, $0.groupID) }
-          } : nil
+          settings.inMirror && settings.copiesOwnership ? { (file.userID, file.groupID) } : nil
         return try ExistingOutput.inspect(
           target, sourceName: list.name(of: file), source: status, inMirror: settings.inMirror,
           alsoNamed: alsoNamed, sourceOwner: sourceOwner)

@@ -17,6 +17,9 @@ import SqueezeTaskLog
 // most 16 boundaries ahead). The gate opens again as soon as the file's last chunk has
 // started, so the next big file, or the small ones, follow without a gap; files and chunks
 // share the same slots, which keeps every core busy until the end, however the sizes mix.
+// Outputs that are to be hard links of an earlier snapshot's (`--link-dest`) are made the
+// same way: in batches of up to 256 files, each batch a task holding one slot and keeping a
+// folder pair open while its files follow; a link that falls back is compressed right there.
 //
 // Each task compresses synchronously (`CompressionJob`, nonisolated: it never touches the
 // actor), gives its slot back, waits suspended for the `Publisher` thread to make the output
@@ -265,10 +268,13 @@ actor ParallelCompressor {
   /// In the `nonisolated` mode, small files go in batches (see ``SmallFileBatch``): one
   /// child task and one slot for up to 64 files, so a folder of tiny files does not pay a
   /// task creation and two thread hand-offs per file. Each file still has its own task in the
-  /// task-state log.
+  /// task-state log. Small files whose outputs are to be hard links of an earlier snapshot's
+  /// (`--link-dest`) go in batches of their own (``runLinks(_:)``), so the links are made on
+  /// the workers, as many at once as there are slots, not one at a time here.
   private nonisolated func runBounded(_ order: [Int]) async {
     await withDiscardingTaskGroup { group in
       var batch = SmallFileBatch()
+      var links: [Int] = []
       func startBatch() async -> Bool {
         guard !batch.isEmpty else { return true }
         let files = batch.take()
@@ -276,8 +282,20 @@ actor ParallelCompressor {
         group.addTask { await self.runBatch(files) }
         return true
       }
+      func startLinks() async -> Bool {
+        guard !links.isEmpty else { return true }
+        let files = links
+        links = []
+        guard await slots.acquire(), !stop.isSet else { return false }
+        group.addTask { await self.runLinks(files) }
+        return true
+      }
       /// Starts a file of one chunk (in a batch in the `nonisolated` mode).
       func startSmall(_ index: Int) async -> Bool {
+        if strategy.batchesSmallFiles, case .link = work.disposition(of: index) {
+          links.append(index)
+          return links.count >= SnapshotLinks.batchSize ? await startLinks() : true
+        }
         guard await admit(index) else { return true }
         if strategy.batchesSmallFiles {
           batch.append(index, size: work.list.files[index].size)
@@ -309,6 +327,7 @@ actor ParallelCompressor {
       for index in small {
         guard await startSmall(index) else { return }
       }
+      guard await startLinks() else { return }
       _ = await startBatch()
     }
   }
@@ -318,13 +337,51 @@ actor ParallelCompressor {
   private nonisolated func runBatch(_ files: [Int]) async {
     for index in files {
       if stop.isSet { break }
-      let task = tracker.create(id: index + 1, file: displayPath(of: index))
-      task.run()
-      if strategy.blocksPoolThreads {
-        BlockingReplay.dropCachedPages(of: index, context: context)
-      }
-      handOver(processHere(index), task: task, index: index)
+      processInBatch(index)
     }
+    slots.release()
+  }
+
+  /// Works on file `index` in a batch's task: its own task in the task-state log, created
+  /// now and run at once on the batch's thread.
+  private nonisolated func processInBatch(_ index: Int) {
+    let task = tracker.create(id: index + 1, file: displayPath(of: index))
+    task.run()
+    if strategy.blocksPoolThreads {
+      BlockingReplay.dropCachedPages(of: index, context: context)
+    }
+    handOver(processHere(index), task: task, index: index)
+  }
+
+  /// Makes the planned hard links of small files (`--link-dest`), one after another in one
+  /// task holding one slot, keeping each folder pair open while its files follow
+  /// (``SnapshotLinks/OpenFolders``). Each outcome is posted as ``admit(_:)`` posts it, the
+  /// actor woken once at the end; a link that falls back has its file compressed here, in
+  /// the slot the batch holds. A linked file has no task in the task-state log: nothing is
+  /// compressed for it.
+  private nonisolated func runLinks(_ files: [Int]) async {
+    var folders = SnapshotLinks.OpenFolders()
+    for index in files {
+      if stop.isSet { break }
+      guard case .link(let source) = work.disposition(of: index) else { continue }
+      switch SnapshotLinks.link(
+        index, from: source, list: work.list, settings: work.settings, bases: work.bases,
+        folders: &folders)
+      {
+      case .linked:
+        feed.addBytes(Int(clamping: work.list.files[index].size))
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .linked(source)), wakes: false)
+      case .fallBack(let error):
+        outcomes.post(
+          OutcomeChannel.Entry(file: index, outcome: .linkFellBack(error)), wakes: false)
+        processInBatch(index)
+      case .failed(let failure):
+        tracker.failedBeforeStart(
+          id: index + 1, file: displayPath(of: index), error: failure.description)
+        outcomes.post(OutcomeChannel.Entry(file: index, outcome: .failed(failure)), wakes: false)
+      }
+    }
+    outcomes.wake()
     slots.release()
   }
 
@@ -347,15 +404,18 @@ actor ParallelCompressor {
 
   /// True when file `index` is to be worked on; false for files left out, up to date
   /// (recorded before the start), failing before starting (recorded here), or whose output
-  /// is now a hard link of an earlier snapshot's (linked here: a `linkat` costs less than
-  /// handing the file to a task; a link that cannot be made leaves the file to compress).
+  /// is now a hard link of an earlier snapshot's (linked here in the modes that do not batch
+  /// small files, and for big files; a link that cannot be made leaves the file to
+  /// compress).
   private nonisolated func admit(_ index: Int) async -> Bool {
     switch work.disposition(of: index) {
     case .work: return true
     case .leftOut, .upToDate: return false
     case .link(let source):
+      var folders = SnapshotLinks.OpenFolders()
       switch SnapshotLinks.link(
-        index, from: source, list: work.list, settings: work.settings, bases: work.bases)
+        index, from: source, list: work.list, settings: work.settings, bases: work.bases,
+        folders: &folders)
       {
       case .linked:
         feed.addBytes(Int(clamping: work.list.files[index].size))
