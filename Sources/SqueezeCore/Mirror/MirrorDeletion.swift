@@ -18,10 +18,12 @@ import SqueezeSystem
 ///   `--exclude`, `--older-than`, `--one-file-system`): only absence, or another kind, counts.
 /// - Safety: this runs after the run's new outputs are durable; right before each removal
 ///   the source's absence is checked again with `lstat`; entries whose `st_ctime` is not
-///   earlier than the run's start are kept (an overlapping run made them); folders are
-///   removed with `AT_REMOVEDIR`, which fails on a folder that is not empty. Every path is
-///   opened below the mirror's own descriptor without following links. A folder squeeze did
-///   not make is never made writable, nor removed.
+///   earlier than the run's start are kept (an overlapping run made them), unless the only
+///   change is this run's own hard links of that inode (a further name of a hard-link group
+///   linked to an output a removed name shares); folders are removed with `AT_REMOVEDIR`,
+///   which fails on a folder that is not empty. Every path is opened below the mirror's own
+///   descriptor without following links. A folder squeeze did not make is never made
+///   writable, nor removed.
 struct MirrorDeletion {
   /// The run's listing.
   let list: FileList
@@ -44,6 +46,10 @@ struct MirrorDeletion {
   /// What squeeze recorded it made in the mirror (empty when the mirror has no usable
   /// manifest: then no link or folder is removed).
   let manifest: MirrorManifest
+  /// The inodes this run itself linked further hard-link names to (``MirrorEntries``), with
+  /// their change times: the `st_ctime` guard does not take these links for a change by
+  /// someone else.
+  var linkedInodes: [FileIdentity: LinkedInode] = [:]
 
   /// What pruning did.
   struct Report {
@@ -343,7 +349,9 @@ struct MirrorDeletion {
   ) -> Bool {
     // A folder's own time changed when its entries were removed just now: it was checked
     // before that.
-    if kind != .directory && status.changeTime >= runStart {
+    if kind != .directory && status.changeTime >= runStart
+      && linkedInodes[FileIdentity(status)]?.onlyLinkedSince(runStart, status: status) != true
+    {
       return keptNew(location, report: &report)
     }
     do {
