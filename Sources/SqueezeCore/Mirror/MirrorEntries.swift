@@ -124,7 +124,13 @@ struct MirrorEntries {
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
           } catch  where error == .fileExists {
-            report.fail(source, .outputAppeared(display), results: &results)
+            if try adoptAppeared(link, at: location) {
+              results.linksUpToDate += 1
+              report.made(location, .link, target: list.target(of: link))
+              if verbose { report.lines.append("\(source.displayString): up to date") }
+            } else {
+              report.fail(source, .outputAppeared(display), results: &results)
+            }
             continue
           }
           do throws(SystemError) {
@@ -191,6 +197,33 @@ struct MirrorEntries {
       }
     }
     return held
+  }
+
+  /// Judges a link that appeared at `location` while this run was making `link` there
+  /// (another run writing the same mirror at the same time made it first): true when it is
+  /// a symbolic link to the same target, which is then given `link`'s owner and times as
+  /// the mirror keeps them (the other run gives it the very same ones, and may not have
+  /// yet); false when it is anything else, which is left alone.
+  ///
+  /// - Throws: ``SystemError`` when it cannot be examined or its metadata set.
+  private func adoptAppeared(
+    _ link: FileList.Link, at location: RelativeLocation
+  ) throws(SystemError) -> Bool {
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try location.entryStatus()
+    } catch  where error == .noSuchFile {
+      return false  // gone again: another run's failed link, not one to count as made
+    }
+    guard status.kind == .symbolicLink,
+      (try? location.symbolicLinkTarget()) == list.target(of: link)
+    else { return false }
+    let ownerDiffers =
+      settings.copiesOwnership && (status.userID != link.userID || status.groupID != link.groupID)
+    if ownerDiffers || status.modificationTime != link.modificationTime {
+      try giveMetadata(of: link, to: location)
+    }
+    return true
   }
 
   /// A link like `link` under a temporary name beside `location` (in its folder, opened
@@ -267,7 +300,17 @@ struct MirrorEntries {
             try leaderTarget.hardLink(at: target)
             report.linked(before: before, after: try? leaderTarget.entryStatus())
           } catch  where error == .fileExists {
-            report.fail(source, .outputAppeared(display), results: &results)
+            // Another run writing the same mirror at the same time linked it first: in
+            // place when it is the group's output itself (one inode), else left alone.
+            if let appeared = try? target.entryStatus(), appeared.kind == .regular,
+              let leader = try? leaderTarget.entryStatus(), leader.isSameFile(as: appeared)
+            {
+              results.upToDate += 1
+              report.made(target, .file)
+              if verbose { report.lines.append("\(source.displayString): up to date") }
+            } else {
+              report.fail(source, .outputAppeared(display), results: &results)
+            }
             continue
           }
         case .stale:

@@ -76,6 +76,10 @@ enum SnapshotMarker {
 
   /// Checks that the folder open as `folder` (shown as `display`) may take a snapshot.
   ///
+  /// A folder holding nothing but squeeze temporaries is empty: another run starting the
+  /// same snapshot at the same time is writing its marker (``MarkerFile`` keeps whichever
+  /// marker lands first).
+  ///
   /// - Throws: ``SnapshotError/notEmpty(_:)`` when it holds entries and no marker;
   ///   ``SnapshotError/cannotExamine(_:_:)`` when it cannot be listed.
   static func state(of folder: Int32, display: RawPath) throws(SnapshotError) -> State {
@@ -87,8 +91,10 @@ enum SnapshotMarker {
     } catch {
       throw .cannotExamine(display, error)
     }
-    if entries.isEmpty { return .empty }
     if entries.contains(where: { $0.name == name }) { return .unfinished }
+    // squeeze's temporaries alone (another run at once writing the marker, or a killed
+    // run's leftover of that) are no entry of anyone's: the snapshot is still to begin.
+    if entries.allSatisfy({ TemporaryNamer.isTemporary($0.name) }) { return .empty }
     throw .notEmpty(display)
   }
 
