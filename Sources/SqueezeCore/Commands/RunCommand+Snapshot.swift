@@ -14,16 +14,18 @@ extension RunCommand {
   /// - Parameters:
   ///   - output: the `-o` folder as given.
   ///   - mirror: its open descriptor, or nil in a dry run into a folder not made yet.
-  /// - Returns: the open earlier snapshots, in the order given.
+  /// - Returns: the open earlier snapshots, in the order given, and whether the `-o` folder
+  ///   is an unfinished snapshot this run resumes.
   /// - Throws: ``SnapshotError`` when the run cannot start (nothing was written then).
   @MainActor
   func prepareSnapshot(
     output: RawPath, mirror: Int32?, environment: RunEnvironment
-  ) throws(SnapshotError) -> [LinkDestination] {
+  ) throws(SnapshotError) -> (destinations: [LinkDestination], resumes: Bool) {
     let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
       FileIdentity($0)
     }
-    if let mirror { _ = try SnapshotMarker.state(of: mirror, display: output) }
+    var resumes = false
+    if let mirror { resumes = try SnapshotMarker.state(of: mirror, display: output) == .unfinished }
     var destinations: [LinkDestination] = []
     for given in configuration.linkDestinations {
       let display = given.isAbsolute ? given : Self.lexicallyJoined(output, given)
@@ -49,7 +51,7 @@ extension RunCommand {
         throw .cannotMark(output, error)
       }
     }
-    return destinations
+    return (destinations, resumes)
   }
 
   /// The identities of the earlier snapshots' folders: discovery leaves them out when they

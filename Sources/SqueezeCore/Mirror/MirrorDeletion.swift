@@ -14,6 +14,11 @@ import SqueezeSystem
 ///   user's files, links and folders, empty or not (a user's folder is looked into for
 ///   squeeze's outputs, never changed otherwise), and, until a run has recorded them, the
 ///   links and folders of a mirror made before squeeze kept a manifest.
+/// - Resuming an unfinished snapshot (`--link-dest` into a folder holding its marker), the
+///   run prunes as if `--delete` were given, and every gzip file, link and folder in it is
+///   squeeze's, recorded or not: the folder was empty when the marker was written, and a
+///   run killed before it recorded its entries left them unrecorded. Other regular files
+///   and special files are still kept.
 /// - Sources still there are never pruned, whatever left them out of the run (`--include`,
 ///   `--exclude`, `--older-than`, `--one-file-system`): only absence, or another kind, counts.
 /// - Safety: this runs after the run's new outputs are durable; right before each removal
@@ -240,6 +245,8 @@ struct MirrorDeletion {
         judged.places = sources(name)
         if try exists(judged.places, as: .symbolicLink) {
           judged.verdict = .mirrors
+        } else if settings.resumesSnapshot {
+          judged.verdict = .remove(.symbolicLink)
         } else if try manifest.lists(location.relativePath, in: base) {
           judged.verdict = .remove(.symbolicLink)
         }
@@ -292,7 +299,7 @@ struct MirrorDeletion {
     if status.changeTime >= runStart { return keptNew(location, report: &report) }
     let made: Bool
     do {
-      made = try manifest.lists(location.relativePath, in: base)
+      made = settings.resumesSnapshot ? true : try manifest.lists(location.relativePath, in: base)
     } catch {
       report.failures.append(
         DiscoveryFailure(
@@ -404,6 +411,9 @@ struct MirrorDeletion {
       let named = header.name
     else { return false }
     if named == sourceName.bytes { return true }
+    // In an unfinished snapshot every gzip file is squeeze's: the folder was empty when
+    // it was marked.
+    if settings.resumesSnapshot { return true }
     if try manifest.lists(location.relativePath, in: base) { return true }
     guard status.linkCount > 1 else { return false }
     let sibling = location.sibling(
