@@ -179,7 +179,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: nil, long: "link-dest", valueLabel: "dir",
       help:
-        "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed; <dir> must exist and lie outside the sources. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed.",
+        "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed; <dir> must exist and lie outside the sources. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed: what it holds for entries the source has lost since is removed, as --delete would.",
       repeats: true, completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {

@@ -328,6 +328,57 @@ import Testing
     }
   }
 
+  /// Where two runs at once write: a fresh mirror, or a fresh snapshot linking from an
+  /// earlier one.
+  enum SharedDestination: String, CaseIterable, CustomTestStringConvertible {
+    case mirror, snapshot
+    var testDescription: String { rawValue }
+  }
+
+  @Test(.tags(.slow), arguments: SharedDestination.allCases)
+  func twoRunsAtOnceOverLinksAndHardLinksBothSucceed(into destination: SharedDestination)
+    throws
+  {
+    let folder = TemporaryFolder("overlap-links")
+    for index in 0..<200 {
+      try folder.write("S/d\(index % 4)/f\(index)", TestData.text(500 + index, seed: UInt64(index)))
+      symlink("d\(index % 4)/f\(index)", folder.url("S/l\(index)"))
+    }
+    for index in stride(from: 0, to: 200, by: 4) {
+      try #require(
+        link(folder.url("S/d0/f\(index)"), folder.url("S/d\(1 + index % 3)/h\(index)")) == 0)
+    }
+    let source = TreeSnapshot(folder.url("S"))
+    var linkDest: [String] = []
+    if destination == .snapshot {
+      #expect(try SqueezeBinary.run(["-q", "-o", folder.url("N"), folder.url("S/")]).status == 0)
+      linkDest = ["--link-dest", "../N"]
+    }
+    for round in 0..<4 {
+      let arguments = ["-o", folder.url("M\(round)")] + linkDest + [folder.url("S/")]
+      let other = Process()
+      other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
+      other.arguments = arguments
+      let otherErrors = Pipe()
+      other.standardError = otherErrors
+      try other.run()
+      let mine = try SqueezeBinary.run(arguments)
+      let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
+      other.waitUntilExit()
+      #expect(mine.status == 0, "round \(round): \(mine.stderrText.prefix(600))")
+      #expect(
+        other.terminationStatus == 0,
+        "round \(round): \(String(decoding: theirs.prefix(600), as: UTF8.self))")
+      let restored = try SqueezeBinary.run([
+        "-d", "-o", folder.url("R\(round)"), folder.url("M\(round)/"),
+      ])
+      #expect(restored.status == 0, "round \(round): \(restored.stderrText.prefix(600))")
+      let differences = source.differences(from: TreeSnapshot(folder.url("R\(round)")))
+      #expect(differences.isEmpty, "round \(round): \(differences.prefix(10))")
+      #expect(access(folder.url("M\(round)/.squeeze-snapshot"), F_OK) != 0, "round \(round)")
+    }
+  }
+
   @Test func twoRemovingRunsAtOnceBothSucceed() throws {
     // Two --rm runs over one folder (a cron job overlapping the last one): each original is
     // compressed and removed by one of them; the other, finding it gone with its output in

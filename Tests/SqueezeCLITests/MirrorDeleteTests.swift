@@ -137,6 +137,66 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: late))
   }
 
+  /// `S/x/f` and `S/h` one file; then `S/h2` joins the group and `S/x` goes (and with
+  /// `replacedByFile`, a file takes the folder's name).
+  static func groupLosingOneNameAndGainingAnother(
+    in folder: TemporaryFolder, replacedByFile: Bool
+  ) throws {
+    try folder.write("S/x/f", text: (1...100).map(String.init).joined(separator: "\n") + "\n")
+    try #require(link(folder.url("S/x/f"), folder.url("S/h")) == 0)
+    let first = try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")])
+    try #require(first.status == 0, "\(first.stderrText)")
+    try #require(link(folder.url("S/h"), folder.url("S/h2")) == 0)
+    _ = try Shell.run("/bin/rm", ["-r", folder.url("S/x")])
+    if replacedByFile { try folder.write("S/x", text: "nowfile\n") }
+  }
+
+  @Test func theRunsOwnHardLinkOfADeletedOutputDoesNotKeepIt() throws {
+    let folder = TemporaryFolder("delete-own-link")
+    try Self.groupLosingOneNameAndGainingAnother(in: folder, replacedByFile: true)
+    let result = try SqueezeBinary.run([
+      "--delete", "-v", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(!result.stderrText.contains("kept"), "\(result.stderrText)")
+    #expect(result.stderrText.contains("\(folder.url("M/x/f.gz")): deleted"))
+    #expect(
+      TemporaryFolder.files(in: folder.url("M")) == ["h.gz", "h2.gz", "x.gz"],
+      "\(TemporaryFolder.files(in: folder.url("M")))")
+    let restored = try SqueezeBinary.run(["-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    let differences = TreeSnapshot(folder.url("S")).differences(
+      from: TreeSnapshot(folder.url("R")))
+    #expect(differences.isEmpty, "\(differences.joined(separator: "\n"))")
+  }
+
+  @Test(.tags(.slow), .systemTier)
+  func aChangeByAnotherProcessToALinkedOutputStillKeepsIt() throws {
+    let folder = TemporaryFolder("delete-changed-link")
+    try Self.groupLosingOneNameAndGainingAnother(in: folder, replacedByFile: false)
+    // Seconds of work at -9 on one core, so the change below comes while this run works
+    // and before it links h2.
+    try folder.write("S/big.txt", TestData.text(24_000_000, seed: 5))
+    let shared = folder.url("M/h.gz")
+    let result = try SqueezeBinary.run([
+      "--delete", "-v", "-9", "-j", "1", "-o", folder.url("M"), folder.url("S/"),
+    ]) { _ in
+      usleep(400_000)
+      // Another process changes the inode x/f.gz shares with h.gz (its st_ctime moves).
+      chmod(shared, 0o640)
+    }
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(
+      result.stderrText.contains(
+        "\(folder.url("M/x/f.gz")): kept (changed since this run started)"),
+      "\(result.stderrText)")
+    #expect(FileManager.default.fileExists(atPath: folder.url("M/x/f.gz")))
+    // The next run started after the change: pruned (so only the change kept it).
+    let next = try SqueezeBinary.run(["--delete", "-o", folder.url("M"), folder.url("S/")])
+    #expect(next.status == 0, "\(next.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("M/x")))
+  }
+
   @Test(.tags(.system, .slow), .systemTier)
   func killNineDuringADeleteRunLosesNothing() throws {
     let folder = TemporaryFolder("kill-delete")

@@ -478,6 +478,55 @@ import Testing
     #expect(try Self.sameFile(folder.url("N1/d1/f1.txt.gz"), folder.url("N2/d1/f1.txt.gz")))
   }
 
+  @Test(.tags(.system, .slow), .systemTier)
+  func aResumedSnapshotDropsWhatTheSourceLostSinceTheKilledRun() throws {
+    let folder = TemporaryFolder("link-resume-lost")
+    for index in 0..<400 {
+      try folder.write("S/d\(index % 4)/f\(index).txt", TestData.text(20_000, seed: UInt64(index)))
+    }
+    try folder.write("S/a-gone/inner.txt", text: "in a folder the source loses")
+    try folder.makeFolder("S/a-gone/empty")
+    for name in ["f1", "many1", "many2"] { try folder.write("S/\(name)", text: name) }
+    symlink("f1", folder.url("S/to-f1"))
+    #expect(try SqueezeBinary.run(["-q", "-o", folder.url("N1"), folder.url("S/")]).status == 0)
+    // Tonight the big files are new: the snapshot compresses them, slowly enough to be killed.
+    for index in 0..<400 {
+      try folder.write(
+        "S/d\(index % 4)/f\(index).txt", TestData.text(20_000, seed: UInt64(1_000 + index)))
+    }
+    let marker = folder.url("N2/.squeeze-snapshot")
+    let made = ["N2/a-gone/inner.txt.gz", "N2/f1.gz", "N2/many1.gz", "N2/many2.gz"].map {
+      folder.url($0)
+    }
+    _ = try SqueezeBinary.run([
+      "-9", "-j", "1", "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+    ]) { pid in
+      // Killed once the entries the source is about to lose are in the snapshot.
+      var waited = 0
+      while !made.allSatisfy({ access($0, F_OK) == 0 }) && waited < 40_000 {
+        usleep(500)
+        waited += 1
+      }
+      kill(pid, SIGKILL)
+    }
+    try #require(access(marker, F_OK) == 0, "the killed snapshot is unfinished")
+    try #require(made.allSatisfy { access($0, F_OK) == 0 }, "the killed run made them")
+    for name in ["f1", "many1", "many2"] { unlink(folder.url("S/\(name)")) }
+    _ = try Shell.run("/bin/rm", ["-r", folder.url("S/a-gone")])
+    let source = TreeSnapshot(folder.url("S"))
+    let resumed = try SqueezeBinary.run([
+      "-o", folder.url("N2"), "--link-dest", "../N1", folder.url("S/"),
+    ])
+    #expect(resumed.status == 0, "\(resumed.stderrText)")
+    #expect(access(marker, F_OK) != 0, "the finished snapshot has no marker")
+    for gone in ["a-gone", "f1.gz", "many1.gz", "many2.gz"] {
+      #expect(access(folder.url("N2/\(gone)"), F_OK) != 0, "\(gone) left in the snapshot")
+    }
+    let check = try SqueezeBinary.run(["--check", "-o", folder.url("N2"), folder.url("S/")])
+    #expect(check.status == 0, "\(check.stdoutText)\n\(check.stderrText)")
+    try Self.expectRestores(folder.url("N2"), to: folder.url("R"), equal: source)
+  }
+
   /// True when `a` and `b` exist on different file systems.
   static func differentFileSystems(_ a: String, _ b: String) -> Bool {
     var first = stat()

@@ -14,17 +14,19 @@ extension RunCommand {
   /// - Parameters:
   ///   - output: the `-o` folder as given.
   ///   - mirror: its open descriptor, or nil in a dry run into a folder not made yet.
-  /// - Returns: the open earlier snapshots, in the order given.
+  /// - Returns: the open earlier snapshots, in the order given, and whether the `-o` folder
+  ///   is an unfinished snapshot this run resumes.
   /// - Throws: ``SnapshotError`` when the run cannot start (nothing was written then).
   @MainActor
   func prepareSnapshot(
     output: RawPath, mirror: Int32?, environment: RunEnvironment
-  ) throws(SnapshotError) -> [LinkDestination] {
+  ) throws(SnapshotError) -> (destinations: [LinkDestination], resumes: Bool) {
     let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
       FileIdentity($0)
     }
+    var resumes = false
     if let mirror {
-      _ = try SnapshotMarker.state(of: mirror, display: output, namer: environment.namer)
+      resumes = try SnapshotMarker.state(of: mirror, display: output) == .unfinished
     }
     var destinations: [LinkDestination] = []
     var sourceFolders: [FileIdentity: RawPath] = [:]
@@ -69,7 +71,7 @@ extension RunCommand {
         throw .cannotMark(output, error)
       }
     }
-    return destinations
+    return (destinations, resumes)
   }
 
   /// The source argument that the folder open at `folder` is, or lies below (its folder

@@ -116,8 +116,15 @@ package struct RunCommand {
     var discovery = configuration.discovery(excludingFolder: mirrorIdentity, file: logIdentity)
     if !configuration.linkDestinations.isEmpty {
       do throws(SnapshotError) {
-        settings.linkDestinations = try prepareSnapshot(
+        let snapshot = try prepareSnapshot(
           output: output, mirror: mirrorBase, environment: environment)
+        settings.linkDestinations = snapshot.destinations
+        if snapshot.resumes {
+          // A snapshot is the source as it was when it finished: what the stopped run
+          // made for entries the source has lost since goes, as --delete would remove it.
+          settings.deletes = true
+          settings.resumesSnapshot = true
+        }
       } catch {
         reporter.error("\(error)")
         return .failure(

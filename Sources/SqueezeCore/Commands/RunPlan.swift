@@ -95,6 +95,10 @@ struct RunPlan: Sendable {
           groupNames: mirror?.groupNames ?? [:], width: width)
         : Array(repeating: .absent, count: list.files.count)
     }
+    if let found = existing, mirrorExists, settings.inMirror {
+      existing = OutputInspection.recognizingGroupOutputs(
+        found, list: list, settings: settings, bases: bases)
+    }
     if let planned = mirror, let existing, mirrorExists {
       mirror = OutputInspection.inspectMirrorEntries(
         planned, existing: existing, list: list, settings: settings, bases: bases)

@@ -42,6 +42,11 @@ package struct FileSettings: Sendable {
   package var wrapsCompressedNames = false
   /// `--delete`: prune the mirror of entries whose source is gone.
   package var deletes = false
+  /// The `-o` folder is an unfinished snapshot (``SnapshotMarker``) this run resumes: it was
+  /// empty when its marker was written, so every link, folder and gzip output in it is
+  /// squeeze's work, recorded in the mirror's manifest or not, and the run prunes it as
+  /// `--delete` does.
+  var resumesSnapshot = false
   /// `--link-dest`: the earlier snapshots, open, in the order given (empty without it, and
   /// until the run has opened them).
   var linkDestinations: [LinkDestination] = []

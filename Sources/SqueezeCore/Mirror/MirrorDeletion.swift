@@ -14,14 +14,21 @@ import SqueezeSystem
 ///   user's files, links and folders, empty or not (a user's folder is looked into for
 ///   squeeze's outputs, never changed otherwise), and, until a run has recorded them, the
 ///   links and folders of a mirror made before squeeze kept a manifest.
+/// - Resuming an unfinished snapshot (`--link-dest` into a folder holding its marker), the
+///   run prunes as if `--delete` were given, and every gzip file, link and folder in it is
+///   squeeze's, recorded or not: the folder was empty when the marker was written, and a
+///   run killed before it recorded its entries left them unrecorded. Other regular files
+///   and special files are still kept.
 /// - Sources still there are never pruned, whatever left them out of the run (`--include`,
 ///   `--exclude`, `--older-than`, `--one-file-system`): only absence, or another kind, counts.
 /// - Safety: this runs after the run's new outputs are durable; right before each removal
 ///   the source's absence is checked again with `lstat`; entries whose `st_ctime` is not
-///   earlier than the run's start are kept (an overlapping run made them); folders are
-///   removed with `AT_REMOVEDIR`, which fails on a folder that is not empty. Every path is
-///   opened below the mirror's own descriptor without following links. A folder squeeze did
-///   not make is never made writable, nor removed.
+///   earlier than the run's start are kept (an overlapping run made them), unless the only
+///   change is this run's own hard links of that inode (a further name of a hard-link group
+///   linked to an output a removed name shares); folders are removed with `AT_REMOVEDIR`,
+///   which fails on a folder that is not empty. Every path is opened below the mirror's own
+///   descriptor without following links. A folder squeeze did not make is never made
+///   writable, nor removed.
 struct MirrorDeletion {
   /// The run's listing.
   let list: FileList
@@ -44,6 +51,10 @@ struct MirrorDeletion {
   /// What squeeze recorded it made in the mirror (empty when the mirror has no usable
   /// manifest: then no link or folder is removed).
   let manifest: MirrorManifest
+  /// The inodes this run itself linked further hard-link names to (``MirrorEntries``), with
+  /// their change times: the `st_ctime` guard does not take these links for a change by
+  /// someone else.
+  var linkedInodes: [FileIdentity: LinkedInode] = [:]
 
   /// What pruning did.
   struct Report {
@@ -234,6 +245,8 @@ struct MirrorDeletion {
         judged.places = sources(name)
         if try exists(judged.places, as: .symbolicLink) {
           judged.verdict = .mirrors
+        } else if settings.resumesSnapshot {
+          judged.verdict = .remove(.symbolicLink)
         } else if try manifest.lists(location.relativePath, in: base) {
           judged.verdict = .remove(.symbolicLink)
         }
@@ -286,7 +299,7 @@ struct MirrorDeletion {
     if status.changeTime >= runStart { return keptNew(location, report: &report) }
     let made: Bool
     do {
-      made = try manifest.lists(location.relativePath, in: base)
+      made = settings.resumesSnapshot ? true : try manifest.lists(location.relativePath, in: base)
     } catch {
       report.failures.append(
         DiscoveryFailure(
@@ -343,7 +356,9 @@ struct MirrorDeletion {
   ) -> Bool {
     // A folder's own time changed when its entries were removed just now: it was checked
     // before that.
-    if kind != .directory && status.changeTime >= runStart {
+    if kind != .directory && status.changeTime >= runStart
+      && linkedInodes[FileIdentity(status)]?.onlyLinkedSince(runStart, status: status) != true
+    {
       return keptNew(location, report: &report)
     }
     do {
@@ -396,6 +411,9 @@ struct MirrorDeletion {
       let named = header.name
     else { return false }
     if named == sourceName.bytes { return true }
+    // In an unfinished snapshot every gzip file is squeeze's: the folder was empty when
+    // it was marked.
+    if settings.resumesSnapshot { return true }
     if try manifest.lists(location.relativePath, in: base) { return true }
     guard status.linkCount > 1 else { return false }
     let sibling = location.sibling(

@@ -1,5 +1,24 @@
 import SqueezeSystem
 
+/// An inode this run linked a further name of a hard-link group to, and its change times
+/// (`st_ctime`) around the run's links of it.
+struct LinkedInode: Sendable, Equatable {
+  /// Its change time right before this run first linked it.
+  var changeTimeBefore: Timestamp
+  /// Its change time right after this run last linked it.
+  var changeTime: Timestamp
+  /// False when its change time moved between two of this run's links (someone else
+  /// changed it meanwhile).
+  var untouched: Bool
+
+  /// True when `status` (of this inode) shows no change since the run started but this
+  /// run's own links: before them it was older than `runStart`, and it is as the last of
+  /// them left it.
+  func onlyLinkedSince(_ runStart: Timestamp, status: FileStatus) -> Bool {
+    untouched && changeTimeBefore < runStart && status.changeTime == changeTime
+  }
+}
+
 /// The entries of a mirror written once the files' outputs are published: symbolic links
 /// (stored as links with the same target bytes, never resolved), further names of hard-link
 /// groups (hard links of the group's output, as `rsync -H` makes them), and outputs that a
@@ -29,6 +48,27 @@ struct MirrorEntries {
     /// The links and further hard-link names made or found in place, by path below the
     /// mirror: recorded in the mirror's manifest at the end of the run.
     var made: [RawPath: EntryIdentity] = [:]
+    /// The inodes this run gave a further name (hard-link groups' outputs): a link changes
+    /// an inode's `st_ctime`, which ``MirrorDeletion`` must not take for a change by
+    /// someone else.
+    var linkedInodes: [FileIdentity: LinkedInode] = [:]
+
+    /// Notes that this run linked the inode `before` describes (its status right before
+    /// the link), which `after` describes once linked; nothing when either is unknown.
+    mutating func linked(before: FileStatus?, after: FileStatus?) {
+      guard let before, let after, before.isSameFile(as: after) else { return }
+      let identity = FileIdentity(after)
+      if let earlier = linkedInodes[identity] {
+        // Changed between two of this run's links: by someone else.
+        let untouched = earlier.untouched && before.changeTime == earlier.changeTime
+        linkedInodes[identity] = LinkedInode(
+          changeTimeBefore: earlier.changeTimeBefore, changeTime: after.changeTime,
+          untouched: untouched)
+      } else {
+        linkedInodes[identity] = LinkedInode(
+          changeTimeBefore: before.changeTime, changeTime: after.changeTime, untouched: true)
+      }
+    }
 
     /// Notes the identity of the entry at `location`, which squeeze has just made or found
     /// right; nothing when it is not of `kind` now or, a link, does not lead to `target`.
@@ -84,7 +124,13 @@ struct MirrorEntries {
           do throws(SystemError) {
             try location.makeSymbolicLink(to: list.target(of: link))
           } catch  where error == .fileExists {
-            report.fail(source, .outputAppeared(display), results: &results)
+            if try adoptAppeared(link, at: location) {
+              results.linksUpToDate += 1
+              report.made(location, .link, target: list.target(of: link))
+              if verbose { report.lines.append("\(source.displayString): up to date") }
+            } else {
+              report.fail(source, .outputAppeared(display), results: &results)
+            }
             continue
           }
           do throws(SystemError) {
@@ -151,6 +197,33 @@ struct MirrorEntries {
       }
     }
     return held
+  }
+
+  /// Judges a link that appeared at `location` while this run was making `link` there
+  /// (another run writing the same mirror at the same time made it first): true when it is
+  /// a symbolic link to the same target, which is then given `link`'s owner and times as
+  /// the mirror keeps them (the other run gives it the very same ones, and may not have
+  /// yet); false when it is anything else, which is left alone.
+  ///
+  /// - Throws: ``SystemError`` when it cannot be examined or its metadata set.
+  private func adoptAppeared(
+    _ link: FileList.Link, at location: RelativeLocation
+  ) throws(SystemError) -> Bool {
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try location.entryStatus()
+    } catch  where error == .noSuchFile {
+      return false  // gone again: another run's failed link, not one to count as made
+    }
+    guard status.kind == .symbolicLink,
+      (try? location.symbolicLinkTarget()) == list.target(of: link)
+    else { return false }
+    let ownerDiffers =
+      settings.copiesOwnership && (status.userID != link.userID || status.groupID != link.groupID)
+    if ownerDiffers || status.modificationTime != link.modificationTime {
+      try giveMetadata(of: link, to: location)
+    }
+    return true
   }
 
   /// A link like `link` under a temporary name beside `location` (in its folder, opened
@@ -222,16 +295,28 @@ struct MirrorEntries {
           if verbose { report.lines.append("\(source.displayString): up to date") }
           continue
         case .absent:
+          let before = try? leaderTarget.entryStatus()
           do throws(SystemError) {
             try leaderTarget.hardLink(at: target)
+            report.linked(before: before, after: try? leaderTarget.entryStatus())
           } catch  where error == .fileExists {
-            report.fail(source, .outputAppeared(display), results: &results)
+            // Another run writing the same mirror at the same time linked it first: in
+            // place when it is the group's output itself (one inode), else left alone.
+            if let appeared = try? target.entryStatus(), appeared.kind == .regular,
+              let leader = try? leaderTarget.entryStatus(), leader.isSameFile(as: appeared)
+            {
+              results.upToDate += 1
+              report.made(target, .file)
+              if verbose { report.lines.append("\(source.displayString): up to date") }
+            } else {
+              report.fail(source, .outputAppeared(display), results: &results)
+            }
             continue
           }
         case .stale:
-          try replace(target, withLinkOf: leaderTarget)
+          try replace(target, withLinkOf: leaderTarget, report: &report)
         case .foreign where settings.force:
-          try replace(target, withLinkOf: leaderTarget)
+          try replace(target, withLinkOf: leaderTarget, report: &report)
         case .foreign:
           report.fail(source, existsFailure(display), results: &results)
           continue
@@ -257,11 +342,14 @@ struct MirrorEntries {
 
   /// Replaces the entry at `target` with a hard link of `leader`, made under a temporary
   /// name and renamed over it.
-  private func replace(_ target: RelativeLocation, withLinkOf leader: RelativeLocation)
-    throws(SystemError)
-  {
+  private func replace(
+    _ target: RelativeLocation, withLinkOf leader: RelativeLocation, report: inout Report
+  ) throws(SystemError) {
+    let before = try? leader.entryStatus()
     let temporary = try TemporaryEntry.hardLink(
       of: leader, in: FolderHandle.folder(of: target), namer: namer)
+    // Noted once the last of its steps is done: each of them changes the inode's st_ctime.
+    defer { report.linked(before: before, after: try? leader.entryStatus()) }
     do throws(SystemError) {
       try temporary.rename(to: target.name, .replace)
     } catch {

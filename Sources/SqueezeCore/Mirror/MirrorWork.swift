@@ -42,13 +42,18 @@ struct MirrorWork {
   }
 
   /// The pruning, or nil when not asked for (`--delete`) or skipped after walk errors.
-  func deletion(of plan: MirrorPlan, dryRun: Bool, walkErrors: Int) -> MirrorDeletion.Report? {
+  ///
+  /// - Parameter linkedInodes: the inodes this run linked further hard-link names to.
+  func deletion(
+    of plan: MirrorPlan, dryRun: Bool, walkErrors: Int,
+    linkedInodes: [FileIdentity: LinkedInode] = [:]
+  ) -> MirrorDeletion.Report? {
     guard settings.deletes, settings.operation == .compress, walkErrors == 0 else { return nil }
     let reading = MirrorManifest.read(in: base)
     var report = MirrorDeletion(
       list: list, plan: plan, settings: settings, bases: bases, base: base, runStart: runStart,
       dryRun: dryRun, verbose: verbose, namer: namer,
-      manifest: MirrorManifest(entries: reading.entries)
+      manifest: MirrorManifest(entries: reading.entries), linkedInodes: linkedInodes
     ).run()
     if case .unusable(let error) = reading {
       let cause = "\(error); --delete keeps every link and folder"
@@ -129,7 +134,9 @@ struct MirrorWork {
           "squeeze: deletions skipped: cannot sync '\(settings.plan.mirrorDisplay("").displayString)' to disk: \(error)"
         )
       } else {
-        if let pruned = deletion(of: plan, dryRun: false, walkErrors: walkErrors) {
+        if let pruned = deletion(
+          of: plan, dryRun: false, walkErrors: walkErrors, linkedInodes: report.linkedInodes)
+        {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
           report.lines += pruned.warnings + pruned.lines

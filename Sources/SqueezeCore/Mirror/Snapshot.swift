@@ -85,15 +85,14 @@ enum SnapshotMarker {
   }
 
   /// Checks that the folder open as `folder` (shown as `display`) may take a snapshot.
-  /// Temporaries whose writer is gone (``TemporaryNamer/isStale(_:modified:now:)``) do not
-  /// count: a run killed while it wrote the marker leaves only its temporary, and the folder
-  /// is still a new snapshot's.
+  /// A folder holding nothing but squeeze temporaries is empty: a run killed while it wrote
+  /// the marker leaves only its temporary, and another run starting the same snapshot at
+  /// the same time may be writing its marker (``MarkerFile`` keeps whichever marker lands
+  /// first); either way the folder is still a new snapshot's.
   ///
   /// - Throws: ``SnapshotError/notEmpty(_:)`` when it holds entries and no marker;
   ///   ``SnapshotError/cannotExamine(_:_:)`` when it cannot be listed.
-  static func state(
-    of folder: Int32, display: RawPath, namer: TemporaryNamer
-  ) throws(SnapshotError) -> State {
+  static func state(of folder: Int32, display: RawPath) throws(SnapshotError) -> State {
     let entries: [(name: RawPath, type: UInt8)]
     do throws(SystemError) {
       // A descriptor of its own: listing moves the read position.
@@ -103,11 +102,10 @@ enum SnapshotMarker {
       throw .cannotExamine(display, error)
     }
     if entries.contains(where: { $0.name == name }) { return .unfinished }
-    let left = entries.filter {
-      !(TemporaryNamer.isTemporary($0.name)
-        && TemporaryCleaner.isStale($0.name, in: folder, namer: namer))
-    }
-    if left.isEmpty { return .empty }
+    // squeeze's temporaries alone (another run at once writing the marker, or what a run
+    // killed while writing it left) are no entry of anyone's: the snapshot is still to
+    // begin. A real run then removes those whose writer is gone (``TemporaryCleaner``).
+    if entries.allSatisfy({ TemporaryNamer.isTemporary($0.name) }) { return .empty }
     throw .notEmpty(display)
   }
 

@@ -144,6 +144,78 @@ enum OutputInspection {
     }
   }
 
+  /// In a mirror being compressed into, the outputs judged ``ExistingOutput/foreign`` that
+  /// squeeze made for another name of a hard-link group, judged ``ExistingOutput/stale``
+  /// instead, so a re-run replaces them (under a temporary name renamed over them, never
+  /// writing through the inode they share) rather than failing on them every night.
+  ///
+  /// A file replaced under one name of a hard-link group (an editor saving by rename, a
+  /// package upgrade) leaves at that name's output the group's output, whose header (RFC 1952
+  /// FNAME) names another member: by the header alone it is some other file's. It is taken
+  /// for squeeze's on either of two proofs:
+  ///
+  /// - the mirror's manifest (``MirrorManifest``) lists its path as a further hard-link name
+  ///   with the identity it has now (inode and generation): squeeze made it there, and an
+  ///   entry anyone put in its place since has another identity;
+  /// - otherwise (a mirror without a manifest, or one a killed run did not get to record),
+  ///   it has more than one link and is the very inode at the output path of a listed file
+  ///   whose name its FNAME gives, which the re-run rules already own as that file's output.
+  ///
+  /// Neither claims a file squeeze did not make: a file written by someone else has an
+  /// inode and a generation of its own. A hand-made hard link of squeeze's output would
+  /// pass the second proof, and replacing that name loses nothing: its bytes are the other
+  /// file's output, which stays under that file's name.
+  ///
+  /// - Parameter existing: what the plan found at each file's output path.
+  /// - Returns: `existing`, with the outputs so proven judged stale.
+  static func recognizingGroupOutputs(
+    _ existing: [ExistingOutput], list: FileList, settings: FileSettings,
+    bases: BaseDirectories
+  ) -> [ExistingOutput] {
+    guard settings.operation == .compress,
+      case .mirror(let mirrorIndex, _) = settings.plan.destination,
+      mirrorIndex >= 0
+    else { return existing }
+    let candidates = existing.indices.filter { existing[$0] == .foreign }
+    guard !candidates.isEmpty else { return existing }
+    let manifest = MirrorManifest.read(in: bases.descriptor(mirrorIndex)).entries
+    var filesByName: [RawPath: [Int]]? = nil
+    var result = existing
+    for index in candidates {
+      let file = list.files[index]
+      guard let name = settings.plan.outputName(for: list.name(of: file)) else { continue }
+      let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
+      if let recorded = manifest[target.relativePath], recorded.kind == .file,
+        (try? EntryIdentity.of(target)) == recorded
+      {
+        result[index] = .stale
+        continue
+      }
+      guard let (header, status) = ExistingOutput.header(at: target), status.linkCount > 1,
+        let named = header.name
+      else { continue }
+      if filesByName == nil {
+        var byName: [RawPath: [Int]] = [:]
+        for (other, file) in list.files.enumerated() {
+          byName[list.name(of: file), default: []].append(other)
+        }
+        filesByName = byName
+      }
+      let owners = filesByName?[RawPath(bytes: named)] ?? []
+      let shared = owners.contains { other in
+        guard other != index, existing[other] == .upToDate || existing[other] == .stale,
+          let otherName = settings.plan.outputName(for: list.name(of: list.files[other]))
+        else { return false }
+        let otherTarget = settings.plan.target(
+          named: otherName, of: list.files[other], in: list, bases: bases)
+        guard let owned = try? otherTarget.entryStatus() else { return false }
+        return owned.kind == .regular && owned.isSameFile(as: status)
+      }
+      if shared { result[index] = .stale }
+    }
+    return result
+  }
+
   /// Where file `index` itself is.
   static func sourceLocation(
     of index: Int, list: FileList, settings: FileSettings, bases: BaseDirectories
