@@ -182,8 +182,14 @@ import Testing
       "--delete", "-v", "-9", "-j", "1", "-o", folder.url("M"), folder.url("S/"),
     ]) { _ in
       usleep(400_000)
-      // Another process changes the inode x/f.gz shares with h.gz (its st_ctime moves).
-      chmod(shared, 0o640)
+      // Another process changes the inode x/f.gz shares with h.gz (its st_ctime moves): its
+      // access time only, so no attribute a mirror re-run compares differs (a chmod would
+      // make h.gz stale, and the next run's replacement of it would move the old inode's
+      // change time again).
+      var status = stat()
+      stat(shared, &status)
+      var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), status.st_mtim]
+      utimensat(AT_FDCWD, shared, &times, 0)
     }
     #expect(result.status == 0, "\(result.stderrText)")
     #expect(
