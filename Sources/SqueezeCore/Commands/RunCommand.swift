@@ -90,6 +90,15 @@ package struct RunCommand {
           discovery: configuration.discovery(excludingFolder: nil, file: logIdentity),
           mirrorBase: nil))
     }
+    // The output folder cannot take this run: says why (stderr, and `--json`) and stops.
+    func refuse(_ cause: String) -> Result<PreparedRun, StoppedEarly> {
+      reporter.error(cause)
+      return .failure(
+        StoppedEarly(
+          status: stopEarly(
+            environment, reporter: reporter, failure: DiscoveryFailure(path: output, cause: cause))
+        ))
+    }
     let base: Int?
     if configuration.dryRun || configuration.checksBackup {
       // Nothing is created: an output folder that does not exist yet has no outputs.
@@ -100,12 +109,7 @@ package struct RunCommand {
         (base, _) = try OutputFolder.prepare(
           output, bases: environment.bases, ownerMayNeedAccess: contentsGoToTop)
       } catch {
-        reporter.error("\(error)")
-        return .failure(
-          StoppedEarly(
-            status: stopEarly(
-              environment, reporter: reporter,
-              failure: DiscoveryFailure(path: output, cause: error.description))))
+        return refuse("\(error)")
       }
     }
     let mirrorBase = base.map { environment.bases.descriptor($0) }
@@ -126,12 +130,7 @@ package struct RunCommand {
           settings.resumesSnapshot = true
         }
       } catch {
-        reporter.error("\(error)")
-        return .failure(
-          StoppedEarly(
-            status: stopEarly(
-              environment, reporter: reporter,
-              failure: DiscoveryFailure(path: output, cause: error.description))))
+        return refuse("\(error)")
       }
       discovery.excludedFolders.formUnion(
         Self.identities(of: settings.linkDestinations, bases: environment.bases))
@@ -140,12 +139,7 @@ package struct RunCommand {
       environment: environment, settings: settings, discovery: discovery,
       mirrorBase: mirrorBase)
     if let mirrorBase, let refusal = archiveCheck(prepared, mirror: mirrorBase, output: output) {
-      reporter.error(refusal)
-      return .failure(
-        StoppedEarly(
-          status: stopEarly(
-            environment, reporter: reporter,
-            failure: DiscoveryFailure(path: output, cause: refusal))))
+      return refuse(refusal)
     }
     return .success(prepared)
   }
