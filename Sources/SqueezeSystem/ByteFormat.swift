@@ -35,6 +35,12 @@ package enum ByteFormat {
   }
 
   /// A count with thousands separators: `12,345`.
+  /// `value` with thousands separators and `noun`, plural unless `value` is 1:
+  /// `count(3, "folder")` is `3 folders`, `count(1, "symbolic link")` is `1 symbolic link`.
+  package static func count(_ value: Int, _ noun: String) -> String {
+    "\(count(value)) \(noun)\(value == 1 ? "" : "s")"
+  }
+
   package static func count(_ value: Int) -> String {
     let digits = String(value.magnitude)
     var result = ""

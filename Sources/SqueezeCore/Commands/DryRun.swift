@@ -389,17 +389,17 @@ struct DryRun {
     }
     if counts.links > 0 {
       summary.append(
-        "\(ByteFormat.count(counts.links)) symbolic link\(counts.links == 1 ? "" : "s") would be written"
+        "\(ByteFormat.count(counts.links, "symbolic link")) would be written"
       )
     }
     if counts.foldersMade > 0 {
       summary.append(
-        "\(ByteFormat.count(counts.foldersMade)) folder\(counts.foldersMade == 1 ? "" : "s") would be made"
+        "\(ByteFormat.count(counts.foldersMade, "folder")) would be made"
       )
     }
     if counts.foldersUpdated > 0 {
       summary.append(
-        "\(ByteFormat.count(counts.foldersUpdated)) folder\(counts.foldersUpdated == 1 ? "" : "s") would be updated"
+        "\(ByteFormat.count(counts.foldersUpdated, "folder")) would be updated"
       )
     }
     if settings.removesSources {

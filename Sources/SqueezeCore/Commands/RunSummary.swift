@@ -100,7 +100,7 @@ struct RunSummary: Sendable {
     }
     if results.removed > 0 {
       parts.append(
-        "\(ByteFormat.count(results.removed)) original\(results.removed == 1 ? "" : "s") removed")
+        "\(ByteFormat.count(results.removed, "original")) removed")
     }
     if results.keptHardLinked > 0 {
       parts.append("\(ByteFormat.count(results.keptHardLinked)) hard-linked originals kept")
@@ -110,17 +110,17 @@ struct RunSummary: Sendable {
     }
     if results.linksWritten > 0 {
       parts.append(
-        "\(ByteFormat.count(results.linksWritten)) symbolic link\(results.linksWritten == 1 ? "" : "s")"
+        "\(ByteFormat.count(results.linksWritten, "symbolic link"))"
       )
     }
     if results.foldersMade > 0 {
       parts.append(
-        "\(ByteFormat.count(results.foldersMade)) folder\(results.foldersMade == 1 ? "" : "s") made"
+        "\(ByteFormat.count(results.foldersMade, "folder")) made"
       )
     }
     if results.foldersUpdated > 0 {
       parts.append(
-        "\(ByteFormat.count(results.foldersUpdated)) folder\(results.foldersUpdated == 1 ? "" : "s") updated"
+        "\(ByteFormat.count(results.foldersUpdated, "folder")) updated"
       )
     }
     if results.deleted > 0 { parts.append("\(ByteFormat.count(results.deleted)) deleted") }
