@@ -373,7 +373,12 @@ import Testing
         "-d", "-o", folder.url("R\(round)"), folder.url("M\(round)/"),
       ])
       #expect(restored.status == 0, "round \(round): \(restored.stderrText.prefix(600))")
-      let differences = source.differences(from: TreeSnapshot(folder.url("R\(round)")))
+      // Two snapshot runs at once each give the top folder its time and then remove or
+      // find gone the marker (which sets that time again): whichever ends last decides it,
+      // so the top folder's own time is left out there; every entry below is compared.
+      let differences = source.differences(from: TreeSnapshot(folder.url("R\(round)"))).filter {
+        !(destination == .snapshot && $0.hasPrefix(".: "))
+      }
       #expect(differences.isEmpty, "round \(round): \(differences.prefix(10))")
       #expect(access(folder.url("M\(round)/.squeeze-snapshot"), F_OK) != 0, "round \(round)")
     }

@@ -104,7 +104,9 @@ import Testing
     #expect(about(perFile("close"), 1), "\(report)")
     #expect(about(perFile("newfstatat", "fstat", "statx", "lstat", "stat"), 3), "\(report)")
     #expect(about(perFile("read", "pread64"), 2), "\(report)")
-    #expect(perFile("write", "pwrite64", "renameat2", "utimensat", "fsync") == 0, "\(report)")
+    // None per linked file; the count of a whole night may differ by one (a `write` of the
+    // progress or wake-up path lands in one night and not the other), as the others do.
+    #expect(about(perFile("write", "pwrite64", "renameat2", "utimensat", "fsync"), 0), "\(report)")
     for index in stride(from: 0, to: many, by: 37) {
       let path = "many-2/d\(index % 10)/f\(index).txt.gz"
       var (new, earlier) = (stat(), stat())
