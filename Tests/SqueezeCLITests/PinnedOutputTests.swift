@@ -84,10 +84,52 @@ import Testing
       for file in Self.files {
         let key = "\(setting.engine) -\(setting.level) \(mode.rawValue) \(file.name)"
         let digest = try Self.sha256(outputs[file.name] ?? [])
-        #expect(digest == Self.pinned[key], "\(key)")
+        #expect(digest == Self.expectedDigest(key), "\(key)")
       }
     }
   }
+
+  /// The digest `key`'s output must have on this machine: ``pinned``'s, or, where ISA-L's
+  /// level 3 wrote it (squeeze `-2`, chunks of 2 KiB and more) on a CPU without AVX-512,
+  /// ``pinnedWithoutAVX512``'s.
+  static func expectedDigest(_ key: String) -> String? {
+    if !cpuHasAVX512, let digest = pinnedWithoutAVX512[key] { return digest }
+    return pinned[key]
+  }
+
+  /// Whether ISA-L takes its AVX-512 code here: the CPU reports AVX512F, CD, BW, DQ and VL,
+  /// the set ISA-L 2.30's dispatcher asks for (`/proc/cpuinfo` lists what the kernel lets
+  /// programs use).
+  static let cpuHasAVX512: Bool = {
+    guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+      let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags") })
+    else { return false }
+    let flags = Set(line.split(separator: " ").map(String.init))
+    return ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"].allSatisfy(flags.contains)
+  }()
+
+  /// The `-2` outputs ISA-L's level 3 writes on a CPU without AVX-512 (an AMD EPYC of family
+  /// 23, model 49, with AVX2). ISA-L 2.30 picks the code that finds level 3's matches by the
+  /// CPU (`gen_icf_map_lh1`: AVX-512 versions and a generic one), and they pick different
+  /// matches, so the same data gives other valid bytes there; `igzip -3` differs the same
+  /// way. Levels 1, 6 and 9 are the same bytes on both.
+  static let pinnedWithoutAVX512: [String: String] = [
+    "fast -2 beside small.txt": "602acf67ff70b34ff4cbc8fc2a2936005a9243893b1075265c34eae9eac33e1d",
+    "fast -2 beside medium.txt": "a05a5201298cf4452b772e800f76873d67c3f8956d643632d156e2a6a8c78b8f",
+    "fast -2 beside large.txt": "5d64671f933768b9021b45a6d257c88959efc0cdc0ef56ccc66497db1fccc805",
+    "fast -2 mirror small.txt": "602acf67ff70b34ff4cbc8fc2a2936005a9243893b1075265c34eae9eac33e1d",
+    "fast -2 mirror medium.txt": "a05a5201298cf4452b772e800f76873d67c3f8956d643632d156e2a6a8c78b8f",
+    "fast -2 mirror large.txt": "5d64671f933768b9021b45a6d257c88959efc0cdc0ef56ccc66497db1fccc805",
+    "fast -2 stdout small.txt": "602acf67ff70b34ff4cbc8fc2a2936005a9243893b1075265c34eae9eac33e1d",
+    "fast -2 stdout medium.txt": "a05a5201298cf4452b772e800f76873d67c3f8956d643632d156e2a6a8c78b8f",
+    "fast -2 stdout large.txt": "5d64671f933768b9021b45a6d257c88959efc0cdc0ef56ccc66497db1fccc805",
+    "fast -2 rsyncable small.txt":
+      "602acf67ff70b34ff4cbc8fc2a2936005a9243893b1075265c34eae9eac33e1d",
+    "fast -2 rsyncable medium.txt":
+      "a05a5201298cf4452b772e800f76873d67c3f8956d643632d156e2a6a8c78b8f",
+    "fast -2 rsyncable large.txt":
+      "15d4882172caa7942f7bfccdf56759f1faf1eefffe41ffbef4d379783477ff9f",
+  ]
 
   /// The SHA-256 of `bytes` in hex, from the system's `sha256sum`.
   static func sha256(_ bytes: [UInt8]) throws -> String {
