@@ -188,6 +188,24 @@ import Testing
     #expect(cut.stderrText.contains("cut.gz: unexpected end of file"))
   }
 
+  @Test func quietListPrintsOnlyTheRowsAsGzipDoes() throws {
+    let folder = TemporaryFolder("list-quiet")
+    try folder.write("in/a.txt", Array("hello\n".utf8))
+    try folder.write("in/b.txt", TestData.text(10_000, seed: 6))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    let full = try SqueezeBinary.run(["-l", folder.url("in")])
+    let quiet = try SqueezeBinary.run(["-lq", folder.url("in")])
+    #expect(quiet.status == 0)
+    let rows = full.stdoutText.split(separator: "\n").dropFirst().dropLast()
+    #expect(rows.count == 2)
+    #expect(quiet.stdoutText == rows.joined(separator: "\n") + "\n", "\(quiet.stdoutText)")
+    let gzip = try Shell.run(
+      "/bin/gzip", ["-lq", folder.url("in/a.txt.gz"), folder.url("in/b.txt.gz")])
+    #expect(
+      quiet.stdoutText.split(separator: "\n").count == gzip.stdoutText.split(separator: "\n").count,
+      "gzip -lq: \(gzip.stdoutText)")
+  }
+
   @Test func resultsThatCannotBeWrittenAreAFailure() throws {
     let folder = TemporaryFolder("dev-full")
     try folder.write("in/a.txt", Array("a".utf8))

@@ -89,7 +89,9 @@ package struct ListCommand {
         }
       }
     }
-    let text = configuration.json ? Self.json(entries) : Self.table(entries)
+    let text =
+      configuration.json
+      ? Self.json(entries) : Self.table(entries, rowsOnly: configuration.verbosity <= .quiet)
     let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
     return failed || !written ? .failure : .success
   }
@@ -128,12 +130,16 @@ package struct ListCommand {
     return Double(uncompressed - (compressed - overhead)) / Double(uncompressed) * 100
   }
 
-  /// The table: gzip -l's columns, then `(totals)` when there is more than one file.
-  static func table(_ entries: [Entry]) -> String {
+  /// The table: gzip -l's columns, then `(totals)` when there is more than one file; with
+  /// `rowsOnly` (`-q`), one row per file and neither the heading nor the totals, as
+  /// `gzip -lq` prints it.
+  static func table(_ entries: [Entry], rowsOnly: Bool = false) -> String {
     func pad(_ text: String, _ width: Int) -> String {
       String(repeating: " ", count: max(0, width - text.count)) + text
     }
-    var text = pad("compressed", 19) + " " + pad("uncompressed", 19) + "  ratio uncompressed_name\n"
+    var text =
+      rowsOnly
+      ? "" : pad("compressed", 19) + " " + pad("uncompressed", 19) + "  ratio uncompressed_name\n"
     func row(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64, _ name: String)
       -> String
     {
@@ -145,7 +151,7 @@ package struct ListCommand {
     for entry in entries {
       text += row(entry.compressed, entry.uncompressed, entry.overhead, entry.name.displayString)
     }
-    if entries.count > 1 {
+    if entries.count > 1 && !rowsOnly {
       text += row(
         entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
         entries.reduce(0) { $0 + $1.overhead }, "(totals)")
