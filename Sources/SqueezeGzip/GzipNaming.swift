@@ -6,20 +6,24 @@ import SqueezeSystem
 /// them. Discovery uses them to tell compressed files from others, planning to name
 /// outputs.
 package enum GzipNaming {
-  /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix.
+  /// `name` without its compressed suffix, gzip's rules; nil for an unknown suffix, and for
+  /// a name that is only a suffix (`.gz`).
   ///
   /// Suffixes match whatever their ASCII letter case, as gzip's (`x.GZ` becomes `x`,
   /// `y.TGZ` becomes `y.tar`).
   package static func decompressedName(of name: RawPath, suffix: RawPath) -> RawPath? {
     let bytes = name.bytes
     // Called for every file of a restore (several times): the suffix tables are built once.
-    if !suffix.isEmpty && hasSuffixIgnoringCase(bytes, suffix.bytes) {
+    // A suffix counts only in a longer name, as in gzip's get_suffix: a file named `.gz`
+    // has no name to restore to.
+    if !suffix.isEmpty && bytes.count > suffix.count && hasSuffixIgnoringCase(bytes, suffix.bytes) {
       return RawPath(bytes: bytes.dropLast(suffix.count))
     }
-    for known in strippedSuffixes where hasSuffixIgnoringCase(bytes, known) {
+    for known in strippedSuffixes
+    where bytes.count > known.count && hasSuffixIgnoringCase(bytes, known) {
       return RawPath(bytes: bytes.dropLast(known.count))
     }
-    for tar in tarSuffixes where hasSuffixIgnoringCase(bytes, tar) {
+    for tar in tarSuffixes where bytes.count > tar.count && hasSuffixIgnoringCase(bytes, tar) {
       return RawPath(bytes: bytes.dropLast(4) + tarExtension)
     }
     return nil

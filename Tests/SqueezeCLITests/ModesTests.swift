@@ -206,6 +206,26 @@ import Testing
       "gzip -lq: \(gzip.stdoutText)")
   }
 
+  @Test func aFileNamedOnlyASuffixIsSkippedByARestoreAsGzipDoes() throws {
+    let folder = TemporaryFolder("suffix-only")
+    let member = try Shell.run("/bin/gzip", ["-c"], input: Array("a\n".utf8)).stdout
+    try folder.write("gz/.gz", member)
+    try folder.write("gz/x.gz.gz", member)
+    let walked = try SqueezeBinary.run(["-d", "--json", folder.url("gz")])
+    #expect(walked.status == 0, "\(walked.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(walked.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [String: Any])
+    #expect((files["decompressed"] as? NSNumber)?.intValue == 1)
+    let skipped = (files["skipped"] as? [String: Any])?["byReason"] as? [String: Any]
+    #expect((skipped?["notCompressed"] as? NSNumber)?.intValue == 1)
+    #expect(try folder.read("gz/x.gz") == Array("a\n".utf8), "x.gz.gz restores to x.gz")
+    let named = try SqueezeBinary.run(["-d", folder.url("gz/.gz")])
+    #expect(named.status == 0)
+    #expect(named.stderrText.contains(".gz: unknown suffix; ignored"), "\(named.stderrText)")
+    #expect(TemporaryFolder.files(in: folder.url("gz")).count == 3, "nothing written for .gz")
+  }
+
   @Test func resultsThatCannotBeWrittenAreAFailure() throws {
     let folder = TemporaryFolder("dev-full")
     try folder.write("in/a.txt", Array("a".utf8))

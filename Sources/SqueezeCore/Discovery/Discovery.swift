@@ -171,7 +171,8 @@ struct Discovery {
       skip(argument, .alreadyCompressed)
       warn(argument, "already has a compressed suffix; unchanged")
       return
-    case .compressedByName where !isCompressedName(name):
+    case .compressedByName
+    where GzipNaming.decompressedName(of: name, suffix: options.suffix) == nil:
       skip(argument, .notCompressed)
       warn(argument, "unknown suffix; ignored")
       return

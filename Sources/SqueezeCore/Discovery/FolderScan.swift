@@ -249,7 +249,11 @@ private struct EntryReader {
     let compressed = GzipNaming.hasCompressedSuffix(name, suffix: options.suffix)
     switch options.wanted {
     case .uncompressed: return compressed ? .alreadyCompressed : nil
-    case .compressedByName, .compressedOrNamed: return compressed ? nil : .notCompressed
+    case .compressedByName:
+      // A restore needs a name to restore to: `.gz` alone has none, as gzip's get_suffix says.
+      return compressed && GzipNaming.decompressedName(of: name, suffix: options.suffix) != nil
+        ? nil : .notCompressed
+    case .compressedOrNamed: return compressed ? nil : .notCompressed
     case .anything: return nil
     }
   }

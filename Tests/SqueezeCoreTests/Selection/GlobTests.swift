@@ -100,6 +100,8 @@ import Testing
     // gzip compares suffixes without letter case.
     ("x.GZ", "x"), ("y.TGZ", "y.tar"), ("v.Z", "v"), ("w.Gz", "w"),
     ("\u{C9}t\u{E9}.GZ", "\u{C9}t\u{E9}"),
+    // A suffix counts only in a longer name, as in gzip's get_suffix.
+    (".gz", nil), (".tgz", nil), ("-gz", nil), ("_z", nil), (".Z", nil),
   ])
   func decompressedNamesFollowGzip(name: String, expected: String?) {
     #expect(
