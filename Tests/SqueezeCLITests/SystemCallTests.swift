@@ -72,6 +72,44 @@ import Testing
     }
   }
 
+  /// Each folder of small files costs eight calls beyond its files' own: the listing's
+  /// `fstatat` of it in its parent, `openat2`, two `getdents64` (the second finds the end),
+  /// the default-ACL probe (`fgetxattr`) and `close`; and one `openat2` (`O_PATH`) and
+  /// `close` of the handle its temporaries are made and renamed in, shared by all its files.
+  /// Nothing else grows with the folders: no second listing, no handle per file.
+  @Test func eachFolderCostsEightSystemCalls() throws {
+    let folder = TemporaryFolder("syscalls-per-folder")
+    // The same 400 files in 10 folders or in 50: the difference is the cost of 40 folders.
+    let (few, many) = (10, 50)
+    for (name, count) in [("few", few), ("many", many)] {
+      for index in 0..<400 {
+        let path = "\(name)/d\(index % count)/f\(index).txt"
+        try folder.write(path, TestData.text(1500, seed: UInt64(index)))
+        chmod(folder.url(path), 0o644)
+      }
+    }
+    let base = try Self.countCalls(["-j", "1", folder.url("few")], in: folder)
+    let counts = try Self.countCalls(["-j", "1", folder.url("many")], in: folder)
+    func perFolder(_ names: String...) -> Double {
+      let extra = names.reduce(0) { $0 + (counts[$1] ?? 0) - (base[$1] ?? 0) }
+      return Double(extra) / Double(many - few)
+    }
+    // Batches and wake-ups vary by a few calls from run to run, never by one per folder.
+    func about(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) < 0.2 }
+    let report = "per run of \(few) folders: \(base); of \(many) folders: \(counts)"
+    #expect(about(perFolder("openat2", "openat", "open"), 2), "\(report)")
+    #expect(about(perFolder("getdents64"), 2), "\(report)")
+    #expect(about(perFolder("fgetxattr"), 1), "\(report)")
+    #expect(about(perFolder("close"), 2), "\(report)")
+    #expect(about(perFolder("newfstatat", "fstat", "statx"), 1), "\(report)")
+    #expect(
+      about(perFolder("fcntl", "lseek", "read", "write", "renameat2", "utimensat"), 0), "\(report)")
+    for index in stride(from: 0, to: 400, by: 37) {
+      let path = "many/d\(index % many)/f\(index).txt"
+      #expect(try SystemGzip.decompress(folder.url(path + ".gz")) == (try folder.read(path)))
+    }
+  }
+
   /// A snapshot night (`--link-dest`) over unchanged files costs each file eight calls: the
   /// listing's `fstatat`, the re-run rules' look at the earlier output (`openat2`, `fstat`,
   /// two `pread`s for its header and trailer, `close`), the `linkat` and the `fstatat` that

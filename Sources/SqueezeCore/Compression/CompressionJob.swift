@@ -239,10 +239,13 @@ final class CompressionJob {
     }
     if !readAtOnce { try checkUnchanged(bytesRead: bytesRead) }
     let settings = context.settings
-    var request = try output.finish(
+    // With --rm the new name must be on disk before the source goes: a second commit
+    // after the rename.
+    let request = try output.finish(
       metadataFrom: before, modificationTime: before.modificationTime,
       copiesOwnership: settings.copiesOwnership, publisher: context.publisher,
-      knownDevice: outputDevice)
+      knownDevice: outputDevice, syncsAfterRename: settings.removesSources,
+      holdsTemporary: holdsOutput)
     var removal: Removal? = nil
     if settings.removesSources {
       do throws(FileFailure) {
@@ -256,10 +259,8 @@ final class CompressionJob {
         try? request.temporary.remove()
         throw error
       }
-      request.syncsAfterRename = true
       removal = Removal(source: source, status: before)
     }
-    request.holdsTemporary = holdsOutput
     return PreparedOutput(
       request: request, bytesIn: bytesRead, bytesOut: output.bytesWritten,
       outputDisplay: output.display, removal: removal,

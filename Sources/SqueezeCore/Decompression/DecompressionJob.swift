@@ -114,18 +114,19 @@ enum DecompressionJob {
     {
       throw .changedWhileReading("it was modified during decompression")
     }
-    var request = try opened.output.finish(
+    // With --rm the new name must be on disk before the source goes: a second commit
+    // after the rename.
+    let request = try opened.output.finish(
       metadataFrom: source.status,
       modificationTime: opened.headerTime ?? source.status.modificationTime,
       copiesOwnership: settings.copiesOwnership, publisher: context.publisher,
-      knownDevice: opened.outputDevice)
+      knownDevice: opened.outputDevice, syncsAfterRename: settings.removesSources,
+      holdsTemporary: opened.holds)
     var removal: Removal? = nil
     if settings.removesSources {
       // Decoding checked every member's CRC-32 and ISIZE: the output is verified.
-      request.syncsAfterRename = true
       removal = Removal(source: source.location, status: source.status)
     }
-    request.holdsTemporary = opened.holds
     return PreparedOutput(
       request: request, bytesIn: bytesIn, bytesOut: bytesOut,
       outputDisplay: opened.display, removal: removal,

@@ -23,25 +23,42 @@ import Synchronization
 /// and syncs once per batch rather than once per small file.
 final class Publisher: Sendable {
   /// One temporary to publish.
-  struct Request: Sendable {
+  ///
+  /// A class, made once when the temporary is finished: it passes from the file's
+  /// compression to its prepared output, the publisher's queue and its batch by one retain
+  /// each, where a struct of paths and handles was copied (each field retained, and later
+  /// released) at every step.
+  final class Request: Sendable {
     /// The finished temporary file.
-    var temporary: TemporaryEntry
+    let temporary: TemporaryEntry
     /// Its final name, in the same folder (the rename goes through the temporary's folder
     /// descriptor; the path is for messages and checks).
-    var final: RelativeLocation
+    let final: RelativeLocation
     /// Rename over an existing file at `final` (an output squeeze owns and replaces);
     /// when false, an existing file makes the request fail with `EEXIST`.
-    var replacesExisting: Bool
+    let replacesExisting: Bool
     /// The file system (`st_dev`) holding the temporary; registered with
     /// ``registerFileSystem(_:using:)`` before publishing.
-    var device: UInt64
+    let device: UInt64
     /// Commit the file system again after the rename, before reporting success, so the
     /// new name (the folder entry) is on disk too: required before removing a source
     /// (`--rm`).
-    var syncsAfterRename: Bool
+    let syncsAfterRename: Bool
     /// Make the temporary durable but leave it under its temporary name: a folder is in
     /// the way of `final`, and the temporary takes its place later (``HeldReplacement``).
-    var holdsTemporary = false
+    let holdsTemporary: Bool
+
+    init(
+      temporary: TemporaryEntry, final: RelativeLocation, replacesExisting: Bool,
+      device: UInt64, syncsAfterRename: Bool, holdsTemporary: Bool = false
+    ) {
+      self.temporary = temporary
+      self.final = final
+      self.replacesExisting = replacesExisting
+      self.device = device
+      self.syncsAfterRename = syncsAfterRename
+      self.holdsTemporary = holdsTemporary
+    }
   }
 
   /// What became of a request.

@@ -113,13 +113,18 @@ final class TemporaryOutput {
   /// restore takes a file whose time is not the `.gz` file's for one that is not squeeze's
   /// and leaves it alone.
   ///
+  /// - Parameters:
+  ///   - syncsAfterRename: the request's ``Publisher/Request/syncsAfterRename`` (`--rm`).
+  ///   - holdsTemporary: the request's ``Publisher/Request/holdsTemporary`` (a folder is in
+  ///     the way).
   /// - Returns: the request to publish it.
   /// - Throws: ``FileFailure/cannotSetMetadata(_:_:_:)`` when `fchown(2)`, `fchmod(2)` or
   ///   `futimens(2)` fails; ``FileFailure/cannotWriteOutput(_:_:)`` when closing reports a
   ///   write error.
   func finish(
     metadataFrom status: FileStatus, modificationTime: Timestamp, copiesOwnership: Bool,
-    publisher: Publisher, knownDevice: UInt64? = nil
+    publisher: Publisher, knownDevice: UInt64? = nil, syncsAfterRename: Bool = false,
+    holdsTemporary: Bool = false
   ) throws(FileFailure) -> Publisher.Request {
     // A new file is ours already: change the owner only when the source's differs.
     if copiesOwnership && (status.userID != Self.owner.user || status.groupID != Self.owner.group) {
@@ -158,7 +163,7 @@ final class TemporaryOutput {
     handedOver = true
     return Publisher.Request(
       temporary: temporary, final: target, replacesExisting: replacesExisting, device: device,
-      syncsAfterRename: false)
+      syncsAfterRename: syncsAfterRename, holdsTemporary: holdsTemporary)
   }
 
   /// Runs `call` (`fchown`, `fchmod` or `futimens` on the temporary, each retried when a

@@ -61,9 +61,13 @@ final class OutcomeChannel: Sendable {
 
   /// Adds one outcome, waking the consumer unless it is already due to drain, or unless
   /// `wakes` is false: then whoever posts promises a ``wake()`` after its last post.
-  func post(_ entry: Entry, wakes: Bool = true) {
+  ///
+  /// The entry is moved into the buffer, not copied: a copy of an outcome retains each of
+  /// its paths, and its release later costs as much again.
+  func post(_ entry: consuming Entry, wakes: Bool = true) {
+    var moving = Optional(entry)
     let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
-      state.pending.append(entry)
+      if let entry = moving.take() { state.pending.append(entry) }
       if !wakes || state.wakePending { return nil }
       return Self.dueWake(&state)
     }

@@ -245,7 +245,8 @@ actor ParallelCompressor {
     var batch: [OutcomeChannel.Entry] = []
     func recordBatch() {
       outcomes.drain(into: &batch)
-      for entry in batch { record(entry.outcome, file: entry.file) }
+      // Each entry read in place: `for entry in batch` copied every outcome out first.
+      for position in batch.indices { record(batch[position].outcome, file: batch[position].file) }
       batch.removeAll(keepingCapacity: true)
     }
     while await outcomes.nextWake() { recordBatch() }
@@ -523,7 +524,7 @@ actor ParallelCompressor {
   /// Ends a file's task with its outcome and posts the outcome to the actor (waking it
   /// unless `wakes` is false: the publisher's thread wakes it after each batch).
   private nonisolated func conclude(
-    _ task: TrackedTask, index: Int, _ outcome: FileOutcome, wakes: Bool = true
+    _ task: TrackedTask, index: Int, _ outcome: consuming FileOutcome, wakes: Bool = true
   ) {
     switch outcome {
     case .failed(let failure):
