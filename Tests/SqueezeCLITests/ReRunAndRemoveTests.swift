@@ -55,6 +55,54 @@ import Testing
     #expect(try SystemGzip.decompress(folder.url("in/other.txt.gz")) == Array("other".utf8))
   }
 
+  /// `-n` writes no name and no time in the header, so a re-run with `-n` judges its own
+  /// outputs by ISIZE and the file's own time: unchanged files are left alone (a nightly
+  /// `-n` job must not fail on its own outputs); beside the sources a changed file's
+  /// nameless output could be another file's, so it needs `--force` as with gzip; in a
+  /// mirror, squeeze's own tree, it is written anew.
+  @Test func aRerunWithNoNameLeavesItsOwnOutputsAndJudgesChangedOnes() throws {
+    let folder = TemporaryFolder("rerun-n")
+    for index in 0..<6 { try folder.write("in/f\(index).txt", TestData.text(2000 + index * 700)) }
+    #expect(try SqueezeBinary.run(["-n", folder.url("in")]).status == 0)
+    #expect(
+      try SqueezeBinary.run(["-n", "-o", folder.url("mirror"), folder.url("in")]).status == 0)
+    let kept = Self.identity(folder.url("in/f0.txt.gz"))
+    let again = try SqueezeBinary.run(["-n", "--json", folder.url("in")])
+    #expect(again.status == 0, "\(again.stderrText)")
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(again.stdout)) as? [String: Any])
+    let files = try #require(summary["files"] as? [String: Any])
+    #expect((files["upToDate"] as? NSNumber)?.intValue == 6)
+    #expect(Self.identity(folder.url("in/f0.txt.gz")).inode == kept.inode)
+    let mirrorAgain = try SqueezeBinary.run(["-n", "-o", folder.url("mirror"), folder.url("in")])
+    #expect(mirrorAgain.status == 0, "\(mirrorAgain.stderrText)")
+
+    // A source changes: beside the sources its nameless output is refused, with why.
+    try folder.write("in/f1.txt", Array("a new version".utf8))
+    let changed = try SqueezeBinary.run(["-n", folder.url("in")])
+    #expect(changed.status == 1)
+    #expect(
+      changed.stderrText.contains(
+        "'\(folder.url("in/f1.txt.gz"))' already exists and is not an up-to-date output of this file; with -n no header names its file"
+      ), "\(changed.stderrText)")
+    #expect(try SystemGzip.decompress(folder.url("in/f1.txt.gz")) == TestData.text(2700))
+    #expect(try SqueezeBinary.run(["-n", "-f", folder.url("in")]).status == 0)
+    #expect(try SystemGzip.decompress(folder.url("in/f1.txt.gz")) == Array("a new version".utf8))
+    // In the mirror it is replaced without --force; the unchanged ones stay.
+    let mirrorKept = Self.identity(folder.url("mirror/in/f2.txt.gz"))
+    let mirrored = try SqueezeBinary.run(["-n", "-o", folder.url("mirror"), folder.url("in")])
+    #expect(mirrored.status == 0, "\(mirrored.stderrText)")
+    #expect(
+      try SystemGzip.decompress(folder.url("mirror/in/f1.txt.gz")) == Array("a new version".utf8))
+    #expect(Self.identity(folder.url("mirror/in/f2.txt.gz")).inode == mirrorKept.inode)
+    // A nameless gzip file that is not current stays another file's to a run that stores
+    // names (as before -n's rule).
+    try folder.write("in/f3.txt", Array("changed too".utf8))
+    let named = try SqueezeBinary.run([folder.url("in")])
+    #expect(named.status == 1)
+    #expect(named.stderrText.contains("is not squeeze's output of this file"))
+  }
+
   @Test func removeDeletesOriginalsOnlyAfterAVerifiedOutputAndKeepsFailures() throws {
     let folder = TemporaryFolder("rm")
     try folder.write("in/a.log", TestData.text(50_000, seed: 1))

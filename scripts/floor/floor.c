@@ -1,12 +1,16 @@
 // The floor: the least work a safe folder compressor must do per file, with nothing else,
 // so scripts/bench-floor can show how close squeeze comes to it on the same data.
 //
-//   floor FOLDER THREADS < LIST      (LIST: paths below FOLDER, one a line, as `find -printf %P`)
+//   floor FOLDER THREADS [LEVEL] < LIST   (LIST: paths below FOLDER, one a line, as
+//                                          `find -printf %P`; LEVEL 1 to 12, default 6)
 //
 // Per file, on THREADS threads that take files in turn from one counter: openat2 the
 // source (no symbolic links), fstat, read it whole, compress it into one gzip member
-// (RFC 1952: FNAME, MTIME, CRC-32, ISIZE) with libdeflate, level 6 or, for files of at
-// most 4 KiB, level 8 (squeeze's rule for small inputs, so the outputs are alike), create
+// (RFC 1952: FNAME, MTIME, CRC-32, ISIZE) with the library and library level squeeze's
+// fast engine picks for LEVEL and the file's length, so the outputs are alike: ISA-L's
+// level 1 for files of at least 1 KiB at level 1, ISA-L's level 3 for files of at least
+// 2 KiB at level 2, libdeflate otherwise, at the level itself except level 8 for files of
+// at most 4 KiB at levels 6 and 7 (squeeze's rule for small inputs). Create
 // a temporary beside it (O_CREAT|O_EXCL, with the source's permission bits), write,
 // futimens, close, and rename it into place with renameat2(RENAME_NOREPLACE): squeeze's
 // guarantee that no partial output ever sits under a final name. What it leaves out is
@@ -19,11 +23,16 @@
 // file as one piece on one thread and never stores, so for one big file or already
 // compressed data squeeze can be faster than it.
 //
+// ISA-L is called once per file on a reset stream with its default level buffer, as igzip
+// does; squeeze's extra first call at ISA-L levels 1 and 2 (which keeps ISA-L's output
+// independent of where its stream sits in memory) is left out: it costs nothing measurable.
+//
 // Not part of squeeze: a measuring aid, built by scripts/bench-floor against Debian's
-// static libdeflate (libdeflate-dev), as squeeze links it.
+// static libdeflate (libdeflate-dev) and ISA-L (libisal-dev), as squeeze links them.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <linux/openat2.h>
 #include <pthread.h>
@@ -42,6 +51,8 @@ static char **paths;
 static size_t path_count;
 static int folder;
 static atomic_size_t next_file;
+/// The squeeze level (1 to 12).
+static int level = 6;
 /// Each thread's temporary while it exists (an empty string otherwise), removed on failure.
 static char temporaries[max_threads][path_room];
 static pthread_mutex_t failing = PTHREAD_MUTEX_INITIALIZER;
@@ -83,9 +94,19 @@ static void write_all(int fd, const unsigned char *bytes, size_t count, const ch
 
 static void *work(void *argument) {
   char *temporary = temporaries[(intptr_t)argument];
-  struct libdeflate_compressor *normal = libdeflate_alloc_compressor(6);
-  struct libdeflate_compressor *small = libdeflate_alloc_compressor(8);
+  // squeeze's fast engine map: ISA-L from isal_minimum bytes on (none when 0), libdeflate
+  // below, at level 8 up to 4 KiB at levels 6 and 7.
+  int isal_level = level == 1 ? 1 : level == 2 ? 3 : -1;
+  size_t isal_minimum = level == 1 ? 1024 : level == 2 ? 2048 : SIZE_MAX;
+  struct libdeflate_compressor *normal = libdeflate_alloc_compressor(level);
+  struct libdeflate_compressor *small =
+      libdeflate_alloc_compressor(level == 6 || level == 7 ? 8 : level);
   if (!normal || !small) fail_with("cannot allocate compressors", "libdeflate", 0);
+  struct isal_zstream stream;
+  uint32_t level_buffer_size = isal_level == 1 ? ISAL_DEF_LVL1_DEFAULT : ISAL_DEF_LVL3_DEFAULT;
+  unsigned char *level_buffer = isal_level < 0 ? NULL : malloc(level_buffer_size);
+  if (isal_level >= 0 && !level_buffer) fail_with("cannot allocate a level buffer", "ISA-L", 0);
+  isal_deflate_init(&stream);
   size_t capacity = 0;
   unsigned char *input = NULL, *output = NULL;
   size_t output_capacity = 0;
@@ -119,8 +140,12 @@ static void *work(void *argument) {
     const char *name = slash ? slash + 1 : path;
     int folder_length = slash ? (int)(slash - path) + 1 : 0;
     struct libdeflate_compressor *compressor = have <= 4096 ? small : normal;
+    int by_isal = have >= isal_minimum;
     size_t header = 10 + strlen(name) + 1;
-    size_t needed = header + libdeflate_deflate_compress_bound(compressor, have) + 8;
+    // ISA-L's stored fallback bound: the input plus 5 bytes per 64 KiB stored block and slack.
+    size_t bound = by_isal ? have + (have >> 12) + 1024
+                           : libdeflate_deflate_compress_bound(compressor, have);
+    size_t needed = header + bound + 8;
     if (needed > output_capacity) {
       output_capacity = needed;
       output = realloc(output, output_capacity);
@@ -134,8 +159,26 @@ static void *work(void *argument) {
     put_le32(at + 4, seconds >= 0 && seconds <= (time_t)UINT32_MAX ? (uint32_t)seconds : 0);
     at[8] = 0, at[9] = 3;
     memcpy(at + 10, name, strlen(name) + 1);
-    size_t deflated = libdeflate_deflate_compress(
-        compressor, input, have, output + header, output_capacity - header - 8);
+    size_t deflated;
+    if (by_isal) {
+      isal_deflate_reset(&stream);
+      stream.level = (uint32_t)isal_level;
+      stream.level_buf = level_buffer;
+      stream.level_buf_size = level_buffer_size;
+      stream.gzip_flag = IGZIP_DEFLATE;
+      stream.end_of_stream = 1;
+      stream.flush = NO_FLUSH;
+      stream.next_in = input;
+      stream.avail_in = (uint32_t)have;
+      stream.next_out = output + header;
+      stream.avail_out = (uint32_t)(output_capacity - header - 8);
+      if (isal_deflate(&stream) != COMP_OK || stream.internal_state.state != ZSTATE_END)
+        fail_with("compressed data did not fit (ISA-L)", path, 0);
+      deflated = stream.total_out;
+    } else {
+      deflated = libdeflate_deflate_compress(
+          compressor, input, have, output + header, output_capacity - header - 8);
+    }
     if (deflated == 0) fail_with("compressed data did not fit", path, 0);
     put_le32(output + header + deflated, libdeflate_crc32(0, input, have));
     put_le32(output + header + deflated + 4, (uint32_t)have);
@@ -162,14 +205,22 @@ static void *work(void *argument) {
   free(output);
   libdeflate_free_compressor(normal);
   libdeflate_free_compressor(small);
+  free(level_buffer);
   return NULL;
 }
 
 int main(int argc, char **argv) {
   char *end = NULL;
-  long count = argc == 3 ? strtol(argv[2], &end, 10) : 0;
-  if (argc != 3 || *end != 0 || count < 1 || count > max_threads) {
-    fprintf(stderr, "usage: floor FOLDER THREADS < LIST   (THREADS: 1 to %d)\n", max_threads);
+  long count = argc == 3 || argc == 4 ? strtol(argv[2], &end, 10) : 0;
+  int usable = count >= 1 && count <= max_threads && *end == 0;
+  if (usable && argc == 4) {
+    long chosen = strtol(argv[3], &end, 10);
+    usable = *end == 0 && chosen >= 1 && chosen <= 12;
+    level = (int)chosen;
+  }
+  if (!usable) {
+    fprintf(stderr, "usage: floor FOLDER THREADS [LEVEL] < LIST   (THREADS: 1 to %d, LEVEL: 1 to 12)\n",
+            max_threads);
     return 64;
   }
   folder = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -221,7 +221,10 @@ struct DryRun {
   private func failure(_ existing: ExistingOutput?, display: RawPath) -> FileFailure? {
     switch existing {
     case .foreign? where !settings.force:
-      settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
+      settings.operation != .compress
+        ? .outputAlreadyExists(display)
+        : settings.usesHeaderNameAndTime
+          ? .outputExists(display) : .outputExistsNameless(display)
     case .inTheWay(let kind)?: .outputInTheWay(display, kind)
     case .folderInTheWay(empty: false)? where !settings.deletes: .folderNotEmpty(display)
     default: nil

@@ -48,7 +48,8 @@ final class JobContext: Sendable {
     if case .work(let existing?) = plan?.dispositions[index] { return existing }
     return try ExistingOutput.inspect(
       target, sourceName: sourceName, source: source, inMirror: settings.inMirror,
-      sourceOwner: settings.copiesOwnership ? { (source.userID, source.groupID) } : nil)
+      sourceOwner: settings.copiesOwnership ? { (source.userID, source.groupID) } : nil,
+      nameless: !settings.usesHeaderNameAndTime)
   }
 
   /// Creates the temporary for `target` (after cleaning the folder of a mirror of stale
@@ -178,7 +179,9 @@ final class CompressionJob {
     // output this run made durable and verified.
     case .upToDate where !settings.force && !settings.removesSources:
       return .upToDate(bytes: source.status.size)
-    case .foreign where !settings.force: throw .outputExists(display.path)
+    case .foreign where !settings.force:
+      throw settings.usesHeaderNameAndTime
+        ? .outputExists(display.path) : .outputExistsNameless(display.path)
     case .inTheWay(let kind): throw .outputInTheWay(display.path, kind)
     case .folderInTheWay(empty: false) where !settings.deletes:
       throw .folderNotEmpty(display.path)
@@ -264,7 +267,9 @@ final class CompressionJob {
     return PreparedOutput(
       request: request, bytesIn: bytesRead, bytesOut: output.bytesWritten,
       outputDisplay: output.display, removal: removal,
-      recheck: Recheck(target: output.target, sourceName: source.name, source: before),
+      recheck: Recheck(
+        target: output.target, sourceName: source.name, source: before,
+        nameless: !settings.usesHeaderNameAndTime),
       held: holdsOutput
         ? HeldReplacement(
           temporary: request.temporary, final: request.final, display: output.display.path,

@@ -27,6 +27,10 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case outputNameTooLong(RawPath, bytes: Int)
   /// Something that is not squeeze's output of this file sits at the output path.
   case outputExists(RawPath)
+  /// A run with `-n` (no name in the header) found a file at the output path that is not an
+  /// up-to-date output of this file: with no name in a header, an out-of-date output of this
+  /// file cannot be told from another file's.
+  case outputExistsNameless(RawPath)
   /// Something else appeared at the output path while the output was being written.
   case outputAppeared(RawPath)
   /// A folder (or device, pipe, socket) sits at the output path: never replaced.
@@ -83,6 +87,8 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .outputExists(let path):
       "'\(path.displayString)' already exists and is not squeeze's output of this file; not overwritten (use --force)"
     case .outputInTheWay(let path, let kind): "'\(path.displayString)' is \(kind); not replaced"
+    case .outputExistsNameless(let path):
+      "'\(path.displayString)' already exists and is not an up-to-date output of this file; with -n no header names its file, so an out-of-date output cannot be told from another file's; not overwritten (use --force)"
     case .outputAppeared(let path):
       "'\(path.displayString)' appeared while this output was being written and is not an up-to-date output of this file; not overwritten"
     case .cannotCreateOutput(let path, let error) where error == .symbolicLinkLoop:

@@ -227,7 +227,8 @@ enum SnapshotLinks {
       // the one whose attributes are compared and whose identity the link must find.
       guard
         let inspected = try? ExistingOutput.inspectWithStatus(
-          earlier, sourceName: name, source: status, inMirror: true),
+          earlier, sourceName: name, source: status, inMirror: true,
+          nameless: !settings.usesHeaderNameAndTime),
         inspected.existing == .upToDate, let found = inspected.status, found.kind == .regular,
         found.permissions == status.permissions & 0o1777,
         found.modificationTime == status.modificationTime

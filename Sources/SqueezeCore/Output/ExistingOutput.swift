@@ -8,9 +8,10 @@ enum ExistingOutput: Sendable, Equatable {
   case absent
   /// squeeze's (or gzip's) output of this very source, still current: its header names
   /// the source (FNAME), its MTIME and ISIZE match the source, and the output's own
-  /// modification time equals the source's to the nanosecond; in a mirror it also has the
-  /// permission bits and (as root) the owner and group squeeze gives the output. Nothing
-  /// to do.
+  /// modification time equals the source's to the nanosecond (for a run with `-n`, which
+  /// writes no FNAME and no MTIME, also a header with neither whose ISIZE and own time
+  /// match); in a mirror it also has the permission bits and (as root) the owner and group
+  /// squeeze gives the output. Nothing to do.
   case upToDate
   /// An output of this source (FNAME matches) that no longer matches it: replace it.
   case stale
@@ -33,6 +34,14 @@ enum ExistingOutput: Sendable, Equatable {
   /// (`alsoNamed`), or when its header MTIME, ISIZE and its own nanosecond modification time
   /// all match the source (the output of a former name of the same file).
   ///
+  /// A run with `-n` (`nameless`) writes headers with no FNAME and MTIME 0, so its outputs
+  /// cannot name their source. For such a run, an output whose header has neither is judged
+  /// by what it does carry: with the source's ISIZE (modulo 2^32) and the source's
+  /// nanosecond modification time on the file itself it is current (a re-run leaves it, as
+  /// gzip's and rsync's size-and-time rule would); otherwise, in a mirror (squeeze's own
+  /// tree) it is ``stale`` and written anew, and beside the sources it is ``foreign``: it
+  /// could be another file's `gzip -n` output, so only `--force` replaces it, as with gzip.
+  ///
   /// A mirror restores modes and owners, so there a current output must also carry the
   /// attributes squeeze gives an output: the source's permission bits (less set-user-ID and
   /// set-group-ID) and, when `sourceOwner` gives one (running as root), the source's owner
@@ -48,19 +57,21 @@ enum ExistingOutput: Sendable, Equatable {
   ///   - alsoNamed: other names of the source's hard-link group.
   ///   - sourceOwner: the source's owner and group when outputs take them (as root); called
   ///     only for an output that is otherwise current, and nil when it cannot be read.
+  ///   - nameless: the run writes no FNAME and no MTIME (`-n`).
   /// - Throws: ``SystemError`` when the output path cannot be examined for a reason other
   ///   than not existing.
   static func inspect(
     _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
-    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil
+    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil,
+    nameless: Bool = false
   ) throws(SystemError) -> ExistingOutput {
     try inspectWithStatus(
       target, sourceName: sourceName, source: source, inMirror: inMirror, alsoNamed: alsoNamed,
-      sourceOwner: sourceOwner
+      sourceOwner: sourceOwner, nameless: nameless
     ).existing
   }
 
-  /// ``inspect(_:sourceName:source:inMirror:alsoNamed:sourceOwner:)``, also returning the status of what
+  /// ``inspect(_:sourceName:source:inMirror:alsoNamed:sourceOwner:nameless:)``, also returning the status of what
   /// was opened at `target` (`fstat(2)` of the open file, so the very file judged; nil when
   /// nothing could be opened): `--link-dest` planning compares it with the source's bits and
   /// times without a second `fstatat(2)`.
@@ -69,7 +80,8 @@ enum ExistingOutput: Sendable, Equatable {
   ///   than not existing.
   static func inspectWithStatus(
     _ target: RelativeLocation, sourceName: RawPath, source: FileStatus, inMirror: Bool = false,
-    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil
+    alsoNamed: [RawPath] = [], sourceOwner: (() -> (user: UInt32, group: UInt32)?)? = nil,
+    nameless: Bool = false
   ) throws(SystemError) -> (existing: ExistingOutput, status: FileStatus?) {
     let output: FileDescriptor
     do throws(SystemError) {
@@ -92,6 +104,17 @@ enum ExistingOutput: Sendable, Equatable {
     guard let header = try gzipHeader(of: output, size: status.size) else {
       return (.foreign, status)
     }
+    if nameless && header.name == nil && header.modificationTime == 0 {
+      let trailer = try trailer(of: output, size: status.size)
+      let current =
+        trailer?.size == UInt32(truncatingIfNeeded: source.size)
+        && status.modificationTime == source.modificationTime
+      guard current else { return (inMirror ? .stale : .foreign, status) }
+      return (
+        attributesJudged(status, source: source, inMirror: inMirror, sourceOwner: sourceOwner),
+        status
+      )
+    }
     if header.name != sourceName.bytes {
       let named = header.name.map { RawPath(bytes: $0) }
       if inMirror, let named, alsoNamed.contains(named) { return (.stale, status) }
@@ -102,9 +125,7 @@ enum ExistingOutput: Sendable, Equatable {
       }
       return (.foreign, status)
     }
-    var tail = [UInt8](repeating: 0, count: 8)
-    let tailCount = try output.readFully(into: &tail, at: status.size - 8)
-    guard tailCount == 8, let trailer = tail.withUnsafeBytes({ GzipTrailer($0) }) else {
+    guard let trailer = try trailer(of: output, size: status.size) else {
       return (.stale, status)
     }
     let expectedHeaderTime = GzipHeader(
@@ -116,13 +137,37 @@ enum ExistingOutput: Sendable, Equatable {
       && header.modificationTime == expectedHeaderTime
       && status.modificationTime == source.modificationTime
     guard current else { return (.stale, status) }
-    guard inMirror else { return (.upToDate, status) }
-    guard status.permissions == source.permissions & 0o1777 else { return (.stale, status) }
+    return (
+      attributesJudged(status, source: source, inMirror: inMirror, sourceOwner: sourceOwner), status
+    )
+  }
+
+  /// An output whose contents and times are current: ``upToDate``, unless in a mirror its
+  /// permission bits or (when `sourceOwner` gives one) its owner and group are not the ones
+  /// squeeze gives the output, when it is ``stale``.
+  private static func attributesJudged(
+    _ status: FileStatus, source: FileStatus, inMirror: Bool,
+    sourceOwner: (() -> (user: UInt32, group: UInt32)?)?
+  ) -> ExistingOutput {
+    guard inMirror else { return .upToDate }
+    guard status.permissions == source.permissions & 0o1777 else { return .stale }
     if let sourceOwner {
       guard let owner = sourceOwner(), status.userID == owner.user, status.groupID == owner.group
-      else { return (.stale, status) }
+      else { return .stale }
     }
-    return (.upToDate, status)
+    return .upToDate
+  }
+
+  /// The trailer (CRC-32 and ISIZE, RFC 1952 section 2.3.1) in the last 8 bytes of
+  /// `output`, a file of `size` bytes, or nil when they cannot all be read.
+  ///
+  /// - Throws: ``SystemError`` from `pread(2)`.
+  private static func trailer(
+    of output: borrowing FileDescriptor, size: Int64
+  ) throws(SystemError) -> GzipTrailer? {
+    var tail = [UInt8](repeating: 0, count: 8)
+    guard try output.readFully(into: &tail, at: size - 8) == 8 else { return nil }
+    return tail.withUnsafeBytes { GzipTrailer($0) }
   }
 
   /// True when `output` (a gzip file whose FNAME names another file) carries exactly
@@ -132,10 +177,7 @@ enum ExistingOutput: Sendable, Equatable {
     of source: FileStatus, header: GzipHeader, output: borrowing FileDescriptor,
     outputStatus: FileStatus
   ) throws(SystemError) -> Bool {
-    var tail = [UInt8](repeating: 0, count: 8)
-    guard try output.readFully(into: &tail, at: outputStatus.size - 8) == 8,
-      let trailer = tail.withUnsafeBytes({ GzipTrailer($0) })
-    else { return false }
+    guard let trailer = try trailer(of: output, size: outputStatus.size) else { return false }
     let expectedTime = GzipHeader(
       name: nil, modificationTime: source.modificationTime, level: .default
     ).modificationTime

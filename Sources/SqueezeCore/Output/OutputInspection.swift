@@ -131,7 +131,7 @@ enum OutputInspection {
           settings.inMirror && settings.copiesOwnership ? { (file.userID, file.groupID) } : nil
         return try ExistingOutput.inspect(
           target, sourceName: list.name(of: file), source: status, inMirror: settings.inMirror,
-          alsoNamed: alsoNamed, sourceOwner: sourceOwner)
+          alsoNamed: alsoNamed, sourceOwner: sourceOwner, nameless: !settings.usesHeaderNameAndTime)
       case .decompress, .test:
         let source = sourceLocation(of: index, list: list, settings: settings, bases: bases)
         return try ExistingOutput.inspectRestore(

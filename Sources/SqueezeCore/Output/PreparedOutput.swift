@@ -46,10 +46,13 @@ struct Recheck: Sendable {
   var sourceName: RawPath
   /// The source's status when it was read.
   var source: FileStatus
+  /// The run writes no FNAME and no MTIME (`-n`), so a nameless output can be current.
+  var nameless = false
 
   /// True when the file now at the output path is an up-to-date output of the source.
   func isUpToDate() -> Bool {
-    (try? ExistingOutput.inspect(target, sourceName: sourceName, source: source)) == .upToDate
+    (try? ExistingOutput.inspect(
+      target, sourceName: sourceName, source: source, nameless: nameless)) == .upToDate
   }
 }
 
