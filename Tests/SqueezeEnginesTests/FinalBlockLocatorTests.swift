@@ -33,7 +33,9 @@ func zlibFinalBlock(_ stream: [UInt8]) throws -> FinalBlockLocator.Location {
         }
         guard z.data_type & 128 != 0 else { continue }
         let bit = Int(z.total_in) * 8 - Int(z.data_type & 63)
-        if z.data_type & 64 != 0 { return FinalBlockLocator.Location(headerBit: blockStart, endBit: bit) }
+        if z.data_type & 64 != 0 {
+          return FinalBlockLocator.Location(headerBit: blockStart, endBit: bit)
+        }
         blockStart = bit
       }
     }
@@ -143,12 +145,12 @@ enum DeflateSymbol {
 
 @Suite struct FinalBlockLocatorTests {
   /// Code lengths of 6 bits for literals 0 to 61, end-of-block and length symbol 257 (a
-  /// complete code of 64 codes): two literals take exactly the table's 12 bits.
+  /// complete code of 64 codes): every symbol is one lookup, and no code is long.
   static let sixBitCode: [Int] = (0..<258).map { $0 < 62 || $0 >= 256 ? 6 : 0 }
 
-  /// Code lengths 1, 2, ... 14, 15, 15 (complete): literal 0 has a 1-bit code, so twelve fit
-  /// in one lookup; literals 11 to 13 and the end-of-block and length 265 codes are longer
-  /// than the table's bits.
+  /// Code lengths 1, 2, ... 14, 15, 15 (complete): literal 0 has a 1-bit code, literal 9 a
+  /// code of exactly the literal/length table's 10 bits, and literals 10 to 13, end-of-block
+  /// and length 265 (1 extra bit) codes longer than the table's bits.
   static let longCode: [Int] = (0..<266).map { symbol in
     switch symbol {
     case 0..<14: return symbol + 1
@@ -180,25 +182,30 @@ enum DeflateSymbol {
     #expect(location == reference, comment, sourceLocation: sourceLocation)
   }
 
-  @Test("two literals that fill the table's bits, then a length, then a stream that ends after a pair")
-  func pairsAtTheTableEdge() throws {
+  @Test(
+    "streams of every length around the end of the word refills, ending after literals or a match"
+  )
+  func streamsAroundTheLastWord() throws {
     let match = DeflateSymbol.match(length: 257, lengthExtra: 0, distance: 1, distanceExtra: 0)
-    for (count, tail) in [
-      (0, [DeflateSymbol.literal(3), .literal(61)]), (3, [.literal(5)]), (2000, [.literal(7)]),
-      (2000, [.literal(1), .literal(2)]), (2001, [match]), (2000, []),
-    ] {
-      let body = Self.symbols(count, literals: Array(0..<62), match: match, seed: UInt64(count) + 1)
-      var writer = DeflateWriter()
-      writer.huffmanBlock(
-        body + tail, literalLengths: Self.sixBitCode, distanceLengths: [1, 1], final: true)
-      try expectLocatorMatchesZlib(writer.bytes, "\(count) symbols and \(tail.count) more")
+    let tails = [[DeflateSymbol.literal(3), .literal(61)], [.literal(5)], [match], []]
+    for count in Array(0..<24) + Array(2000..<2012) {
+      for tail in tails {
+        let body = Self.symbols(
+          count, literals: Array(0..<62), match: match, seed: UInt64(count) + 1)
+        var writer = DeflateWriter()
+        writer.huffmanBlock(
+          body + tail, literalLengths: Self.sixBitCode, distanceLengths: [1, 1], final: true)
+        try expectLocatorMatchesZlib(writer.bytes, "\(count) symbols and \(tail.count) more")
+      }
     }
   }
 
-  @Test("runs of 1-bit literals, and codes longer than the table's bits")
+  @Test("runs of 1-bit literals, codes of exactly the table's bits, and longer codes")
   func codesLongerThanTheTable() throws {
     let match = DeflateSymbol.match(length: 265, lengthExtra: 1, distance: 0, distanceExtra: 0)
-    for (count, literals) in [(40, [0]), (3000, [0]), (3000, Array(0..<14)), (3000, [11, 12, 13])] {
+    for (count, literals) in [
+      (40, [0]), (3000, [0]), (3000, Array(0..<14)), (3000, [9, 10, 11, 12, 13]),
+    ] {
       var writer = DeflateWriter()
       writer.huffmanBlock(
         Self.symbols(count, literals: literals, match: match, seed: UInt64(count)),
