@@ -207,12 +207,15 @@ package struct GzipDecoder {
   private mutating func checkTrailer() throws(GzipFormatError) {
     let trailer = pending.withUnsafeBytes { GzipTrailer($0)! }
     pending = []
-    guard trailer.crc == crc.value else {
-      throw .crcMismatch(stored: trailer.crc, computed: crc.value)
-    }
     let size = UInt32(truncatingIfNeeded: memberSize)
-    guard trailer.size == size else {
-      throw .sizeMismatch(stored: trailer.size, computed: size)
+    switch (trailer.crc == crc.value, trailer.size == size) {
+    case (true, true): break
+    case (false, true): throw .crcMismatch(stored: trailer.crc, computed: crc.value)
+    case (true, false): throw .sizeMismatch(stored: trailer.size, computed: size)
+    case (false, false):
+      throw .crcAndSizeMismatch(
+        storedCRC: trailer.crc, computedCRC: crc.value, storedSize: trailer.size,
+        computedSize: size)
     }
     members += 1
     overheadBytes += 8

@@ -278,6 +278,9 @@ package enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertibl
   case crcMismatch(stored: UInt32, computed: UInt32)
   /// The trailer's ISIZE differs from the data's length modulo 2^32.
   case sizeMismatch(stored: UInt32, computed: UInt32)
+  /// Both the trailer's CRC-32 and its ISIZE differ from the data's (gzip reports both).
+  case crcAndSizeMismatch(
+    storedCRC: UInt32, computedCRC: UInt32, storedSize: UInt32, computedSize: UInt32)
   /// Bytes that are neither a gzip member nor zero padding follow the last member.
   case trailingGarbage(offset: Int64)
 
@@ -298,6 +301,9 @@ package enum GzipFormatError: Error, Equatable, Sendable, CustomStringConvertibl
       "CRC-32 mismatch: trailer says \(hex(stored)), data gives \(hex(computed))"
     case .sizeMismatch(let stored, let computed):
       "length mismatch: ISIZE says \(stored), data gives \(computed) (mod 2^32)"
+    case .crcAndSizeMismatch(let storedCRC, let computedCRC, let storedSize, let computedSize):
+      "CRC-32 mismatch: trailer says \(hex(storedCRC)), data gives \(hex(computedCRC)); "
+        + "length mismatch: ISIZE says \(storedSize), data gives \(computedSize) (mod 2^32)"
     case .trailingGarbage(let offset):
       "trailing garbage after the last gzip member at byte \(offset)"
     }

@@ -139,10 +139,25 @@ struct SinkFailure: Error {}
       Issue.record("ISIZE mismatch not found")
       return
     }
+    // Both wrong: both reported, as gzip -t does ("crc error" and "length error").
+    var badBoth = good
+    badBoth[good.count - 8] ^= 0xFF
+    badBoth[good.count - 1] ^= 0x01
+    guard
+      case .crcAndSizeMismatch(let storedCRC, let computedCRC, let storedSize, let computedSize) =
+        formatError(badBoth)
+    else {
+      Issue.record("both mismatches not found")
+      return
+    }
+    #expect(storedCRC != computedCRC && storedSize != computedSize)
+    #expect(
+      String(describing: formatError(badBoth)).contains("CRC-32 mismatch")
+        && String(describing: formatError(badBoth)).contains("length mismatch"))
     var flipped = good
     flipped[40] ^= 0x55
     switch formatError(flipped) {
-    case .corruptDeflateData, .crcMismatch, .sizeMismatch, .truncated: break
+    case .corruptDeflateData, .crcMismatch, .sizeMismatch, .crcAndSizeMismatch, .truncated: break
     case let other: Issue.record("a flipped deflate byte gave \(String(describing: other))")
     }
     #expect(
