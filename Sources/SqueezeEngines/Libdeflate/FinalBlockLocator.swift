@@ -175,56 +175,63 @@ final class FinalBlockLocator {
     // extra bits, and a distance code with its), so it needs no end check.
     while reader.canLoadWord {
       reader.refillWord()
-      var entry = literalEntries[Int(reader.buffer & literalMask)]
-      let kind = entry & Self.kindMask
-      if kind == Self.literal {
-        reader.consume(Int(entry & 0xff))
-        continue
-      }
-      if kind == Self.long { entry = literals.decodeLong(reader.buffer) }
-      reader.consume(Int(entry & 0xff))
-      switch entry & Self.kindMask {
-      case Self.literal:
-        continue
-      case Self.length:
-        var distanceEntry = distanceEntries[Int(reader.buffer & distanceMask)]
-        if distanceEntry & Self.kindMask == Self.long {
-          distanceEntry = distances.decodeLong(reader.buffer)
-        }
-        guard distanceEntry & Self.kindMask == Self.distance else {
-          throw Self.failure("invalid distance symbol")
-        }
-        reader.consume(Int(distanceEntry & 0xff))
-      case Self.endOfBlock:
+      if try Self.skipSymbol(
+        &reader, literals: literals, literalEntries: literalEntries, literalMask: literalMask,
+        distances: distances, distanceEntries: distanceEntries, distanceMask: distanceMask)
+      {
         return
-      default:
-        throw Self.failure("invalid literal/length symbol")
       }
     }
     // The last bytes: refilled a byte at a time, checked for the end after every step.
     while true {
       reader.refill()
-      var entry = literalEntries[Int(reader.buffer & literalMask)]
-      if entry & Self.kindMask == Self.long { entry = literals.decodeLong(reader.buffer) }
-      reader.consume(Int(entry & 0xff))
-      switch entry & Self.kindMask {
-      case Self.literal:
-        break
-      case Self.length:
-        var distanceEntry = distanceEntries[Int(reader.buffer & distanceMask)]
-        if distanceEntry & Self.kindMask == Self.long {
-          distanceEntry = distances.decodeLong(reader.buffer)
-        }
-        guard distanceEntry & Self.kindMask == Self.distance else {
-          throw Self.failure("invalid distance symbol")
-        }
-        reader.consume(Int(distanceEntry & 0xff))
-      case Self.endOfBlock:
+      if try Self.skipSymbol(
+        &reader, literals: literals, literalEntries: literalEntries, literalMask: literalMask,
+        distances: distances, distanceEntries: distanceEntries, distanceMask: distanceMask)
+      {
         return
-      default:
-        throw Self.failure("invalid literal/length symbol")
       }
       guard !reader.isPastEnd else { throw Self.failure("deflate stream ends inside a block") }
+    }
+  }
+
+  /// Consumes one symbol from the front of `reader`'s buffer: its code and extra bits and,
+  /// for a length, the distance code and extra bits after it. The buffer must hold the whole
+  /// step (at most 20 + 28 bits) or the rest of the stream.
+  ///
+  /// - Returns: true when the symbol was the end-of-block code.
+  /// - Throws: ``EngineError`` for a symbol that no valid block holds.
+  @inline(__always)
+  private static func skipSymbol(
+    _ reader: inout BitReader, literals: HuffmanTable,
+    literalEntries: UnsafeMutablePointer<UInt32>, literalMask: UInt64, distances: HuffmanTable,
+    distanceEntries: UnsafeMutablePointer<UInt32>, distanceMask: UInt64
+  ) throws(EngineError) -> Bool {
+    var entry = literalEntries[Int(reader.buffer & literalMask)]
+    let kind = entry & Self.kindMask
+    if kind == Self.literal {
+      reader.consume(Int(entry & 0xff))
+      return false
+    }
+    if kind == Self.long { entry = literals.decodeLong(reader.buffer) }
+    reader.consume(Int(entry & 0xff))
+    switch entry & Self.kindMask {
+    case Self.literal:
+      return false
+    case Self.length:
+      var distanceEntry = distanceEntries[Int(reader.buffer & distanceMask)]
+      if distanceEntry & Self.kindMask == Self.long {
+        distanceEntry = distances.decodeLong(reader.buffer)
+      }
+      guard distanceEntry & Self.kindMask == Self.distance else {
+        throw Self.failure("invalid distance symbol")
+      }
+      reader.consume(Int(distanceEntry & 0xff))
+      return false
+    case Self.endOfBlock:
+      return true
+    default:
+      throw Self.failure("invalid literal/length symbol")
     }
   }
 
