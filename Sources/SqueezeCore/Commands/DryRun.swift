@@ -220,11 +220,7 @@ struct DryRun {
   /// Why the entry the plan found at an output path would make the file fail, or nil.
   private func failure(_ existing: ExistingOutput?, display: RawPath) -> FileFailure? {
     switch existing {
-    case .foreign? where !settings.force:
-      settings.operation != .compress
-        ? .outputAlreadyExists(display)
-        : settings.usesHeaderNameAndTime
-          ? .outputExists(display) : .outputExistsNameless(display)
+    case .foreign? where !settings.force: settings.foreignOutputFailure(display)
     case .inTheWay(let kind)?: .outputInTheWay(display, kind)
     case .folderInTheWay(empty: false)? where !settings.deletes: .folderNotEmpty(display)
     default: nil
@@ -349,8 +345,7 @@ struct DryRun {
   /// fail, as ``MirrorEntries/linkFollowers(_:leaders:waiting:results:report:)`` decides.
   private func followerFailure(_ existing: ExistingOutput, display: RawPath) -> FileFailure? {
     switch existing {
-    case .foreign where !settings.force:
-      settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
+    case .foreign where !settings.force: settings.foreignOutputFailure(display)
     case .inTheWay(let kind): .outputInTheWay(display, kind)
     case .folderInTheWay: .outputInTheWay(display, .directory)
     default: nil

@@ -179,9 +179,7 @@ final class CompressionJob {
     // output this run made durable and verified.
     case .upToDate where !settings.force && !settings.removesSources:
       return .upToDate(bytes: source.status.size)
-    case .foreign where !settings.force:
-      throw settings.usesHeaderNameAndTime
-        ? .outputExists(display.path) : .outputExistsNameless(display.path)
+    case .foreign where !settings.force: throw settings.foreignOutputFailure(display.path)
     case .inTheWay(let kind): throw .outputInTheWay(display.path, kind)
     case .folderInTheWay(empty: false) where !settings.deletes:
       throw .folderNotEmpty(display.path)

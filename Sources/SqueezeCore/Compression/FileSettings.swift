@@ -78,3 +78,17 @@ package struct FileSettings: Sendable {
     self.plan = plan
   }
 }
+
+extension FileSettings {
+  /// Why a file fails when something squeeze may not replace without `--force` sits where
+  /// its output goes (``ExistingOutput/foreign``): restoring, an existing file; compressing,
+  /// a file that is not squeeze's output of this source, and with `-n` one that is not an
+  /// up-to-date output of it (no header names its file, so an out-of-date output of this
+  /// file cannot be told from another's).
+  func foreignOutputFailure(_ path: RawPath) -> FileFailure {
+    switch operation {
+    case .decompress, .test: .outputAlreadyExists(path)
+    case .compress: usesHeaderNameAndTime ? .outputExists(path) : .outputExistsNameless(path)
+    }
+  }
+}

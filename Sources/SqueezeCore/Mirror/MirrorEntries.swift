@@ -160,7 +160,7 @@ struct MirrorEntries {
         case .folderInTheWay:
           report.fail(source, .folderNotEmpty(display), results: &results)
         case .foreign:
-          report.fail(source, existsFailure(display), results: &results)
+          report.fail(source, settings.foreignOutputFailure(display), results: &results)
         case .inTheWay(let kind):
           report.fail(source, .outputInTheWay(display, kind), results: &results)
         }
@@ -255,11 +255,6 @@ struct MirrorEntries {
     try location.setTimes(access: link.accessTime, modification: link.modificationTime)
   }
 
-  /// The failure for a file in the way that squeeze may not replace.
-  private func existsFailure(_ display: RawPath) -> FileFailure {
-    settings.operation == .compress ? .outputExists(display) : .outputAlreadyExists(display)
-  }
-
   /// Makes each further name of a hard-link group a hard link of the group's output, once
   /// that output is in place (done or up to date in this run).
   ///
@@ -318,7 +313,7 @@ struct MirrorEntries {
         case .foreign where settings.force:
           try replace(target, withLinkOf: leaderTarget, report: &report)
         case .foreign:
-          report.fail(source, existsFailure(display), results: &results)
+          report.fail(source, settings.foreignOutputFailure(display), results: &results)
           continue
         case .inTheWay(let kind):
           report.fail(source, .outputInTheWay(display, kind), results: &results)
