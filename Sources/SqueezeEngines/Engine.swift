@@ -10,8 +10,9 @@
 /// Adding an engine: a case here, its adapters in a folder of this module, and its values
 /// in the `--engine` row of the option table.
 public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
-  /// ISA-L's deflate (levels 1 and 2, on chunks of 1 or 2 KiB and more) and libdeflate
-  /// (the rest, levels 1 to 12) compress; ISA-L's streaming inflate restores. The default:
+  /// ISA-L's deflate (level 1 on chunks of 1 KiB and more, and level 2 on chunks of 2 KiB
+  /// and more where ISA-L runs its AVX-512 code) and libdeflate (the rest, levels 1 to 12)
+  /// compress; ISA-L's streaming inflate restores. The default:
   /// libdeflate deflates faster than zlib with output no larger, ISA-L's lowest levels take
   /// less CPU than libdeflate's while writing less than `gzip` at the same level, and ISA-L
   /// inflates faster than zlib (the Engines and levels article gives the measurements).
@@ -30,8 +31,8 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
 
   /// The compression levels the engine accepts: zlib 1 to 9 (zlib manual,
   /// `deflateInit2`); fast 1 to 12, libdeflate's (`libdeflate_alloc_compressor`; 10 to 12
-  /// are its slow near-optimal parser), of which ISA-L serves 1 and 2 on all but the
-  /// shortest chunks.
+  /// are its slow near-optimal parser), of which ISA-L serves 1 (and 2 on CPUs with
+  /// AVX-512) on all but the shortest chunks.
   public var levels: ClosedRange<Int> {
     switch self {
     case .fast: 1...12
@@ -72,7 +73,7 @@ public enum Engine: String, CaseIterable, Sendable, CustomStringConvertible {
   /// What the engine runs, for help texts: `libdeflate and ISA-L compress, ISA-L restores`.
   public var summary: String {
     switch self {
-    case .fast: "libdeflate and ISA-L (-1, -2) compress, ISA-L restores"
+    case .fast: "libdeflate and ISA-L (-1) compress, ISA-L restores"
     case .zlib: "zlib both ways, pigz's layout"
     }
   }

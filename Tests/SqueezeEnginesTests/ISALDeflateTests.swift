@@ -43,19 +43,48 @@ import Testing
     }
   }
 
-  @Test("the level map gives ISA-L levels 1 and 2 from 1 KiB and 2 KiB, libdeflate the rest")
-  func theLevelMapIsTheDocumentedOne() {
-    #expect(FastLevels.library(forLevel: 1, chunkLength: 1023) == .libdeflate)
-    #expect(FastLevels.library(forLevel: 1, chunkLength: 1024) == .isal)
-    #expect(FastLevels.library(forLevel: 1, chunkLength: 1 << 20) == .isal)
-    #expect(FastLevels.library(forLevel: 2, chunkLength: 2047) == .libdeflate)
-    #expect(FastLevels.library(forLevel: 2, chunkLength: 2048) == .isal)
-    #expect(FastLevels.isal(forLevel: 1)?.isalLevel == 1)
-    #expect(FastLevels.isal(forLevel: 2)?.isalLevel == 3)
-    for level in 3...12 {
-      #expect(FastLevels.isal(forLevel: level) == nil, "level \(level)")
-      #expect(FastLevels.library(forLevel: level, chunkLength: 1 << 20) == .libdeflate)
+  @Test(
+    "the level map gives ISA-L level 1 from 1 KiB and, with AVX-512, level 2 from 2 KiB; libdeflate the rest (its level 1 at -3, and at -2 without AVX-512)",
+    arguments: [true, false])
+  func theLevelMapIsTheDocumentedOne(avx512: Bool) {
+    func library(_ level: Int, _ length: Int) -> EngineError.Library {
+      FastLevels.library(forLevel: level, chunkLength: length, avx512: avx512)
     }
+    #expect(library(1, 1023) == .libdeflate)
+    #expect(library(1, 1024) == .isal)
+    #expect(library(1, 1 << 20) == .isal)
+    #expect(FastLevels.isal(forLevel: 1, avx512: avx512)?.isalLevel == 1)
+    #expect(FastLevels.libdeflateLevel(forLevel: 1, avx512: avx512) == 1)
+    if avx512 {
+      #expect(library(2, 2047) == .libdeflate)
+      #expect(library(2, 2048) == .isal)
+      #expect(FastLevels.isal(forLevel: 2, avx512: avx512)?.isalLevel == 3)
+      #expect(FastLevels.libdeflateLevel(forLevel: 2, avx512: avx512) == 2)
+    } else {
+      #expect(library(2, 1 << 20) == .libdeflate)
+      #expect(FastLevels.isal(forLevel: 2, avx512: avx512) == nil)
+      #expect(FastLevels.libdeflateLevel(forLevel: 2, avx512: avx512) == 1)
+    }
+    for level in 3...12 {
+      #expect(FastLevels.isal(forLevel: level, avx512: avx512) == nil, "level \(level)")
+      #expect(library(level, 1 << 20) == .libdeflate)
+    }
+    // libdeflate's own level: 1 at squeeze level 3 (under gzip -3, at two thirds of the CPU
+    // of its level 3), the squeeze level from 4 on.
+    #expect(FastLevels.libdeflateLevel(forLevel: 3, avx512: avx512) == 1)
+    for level in 4...12 {
+      #expect(FastLevels.libdeflateLevel(forLevel: level, avx512: avx512) == level)
+    }
+  }
+
+  @Test("the map's CPU test agrees with /proc/cpuinfo's flags for ISA-L's AVX-512 code")
+  func theCPUTestAgreesWithTheKernel() throws {
+    let text = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+    let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("flags") })
+    let flags = Set(line.split(separator: " ").map(String.init))
+    let listed = ["avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"].allSatisfy(
+      flags.contains)
+    #expect(FastLevels.isalUsesAVX512 == listed)
   }
 
   /// The engine's compressor writes what the library the map names writes on its own: the
@@ -75,7 +104,8 @@ import Testing
         expected = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
       default:
         expected = try Self.deflateOnce(
-          data, with: LibdeflateDeflater(level: level), isLast: isLast)
+          data, with: LibdeflateDeflater(level: FastLevels.libdeflateLevel(forLevel: level)),
+          isLast: isLast)
       }
       #expect(written == expected, "level \(level), \(size) bytes, isLast \(isLast)")
     }
