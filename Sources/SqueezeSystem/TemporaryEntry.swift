@@ -58,7 +58,7 @@ package final class FolderHandle: Sendable {
 /// A handle stays open while a temporary made in it lives (the publisher's queue bounds how
 /// many wait: the publisher's capacity), and the last ``keptOpen`` handles opened stay open a
 /// little longer, for the next file of the same folder. A handle neither holds is closed
-/// when the cache next opens a folder. The outputs of a folder moved mid-run follow the
+/// when the cache next opens a folder, or at ``closeAll()``. The outputs of a folder moved mid-run follow the
 /// folder the run opened: the one whose outputs it inspected before the work started.
 ///
 /// The cache holds its handles strongly and tells an unused one by its reference count
@@ -71,6 +71,19 @@ package final class FolderHandleCache: Sendable {
     var base: Int32
     var directory: RawPath
     var symlinks: SymlinkPolicy
+
+    /// Hashes the path's length and its last 8 bytes, not every byte: a new folder's key is
+    /// hashed several times (looked up, entered, removed, moved by another's removal), and
+    /// the few folders in use at once rarely share both. Equal keys still compare every byte.
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(base)
+      hasher.combine(symlinks)
+      let bytes = directory.bytes
+      hasher.combine(bytes.count)
+      var tail: UInt64 = 0
+      for byte in bytes.suffix(8) { tail = tail << 8 | UInt64(byte) }
+      hasher.combine(tail)
+    }
   }
   private struct State {
     /// The handles open, by folder. A handle held by nothing else (no temporary, not in
@@ -106,6 +119,17 @@ package final class FolderHandleCache: Sendable {
   package static let keptOpen = 4
 
   package init() {}
+
+  /// Lets go of every handle, once the run's temporaries are all renamed or removed: each
+  /// closes now, or when the last temporary still made in it goes. Handles that nothing
+  /// uses are otherwise closed only when a later folder is opened, so without this the last
+  /// folders' handles would stay open until the process ends. A later ask opens the folder
+  /// again.
+  package func closeAll() {
+    var released = State()
+    state.withLock { swap(&$0, &released) }
+    // `released` ends here, after the lock: the handles only it held close now.
+  }
 
   /// How many handles the cache holds open now, used or not (for the tests).
   package var openCount: Int { state.withLock { $0.entries.count } }
