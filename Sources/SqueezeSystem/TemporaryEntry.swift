@@ -58,14 +58,15 @@ package final class FolderHandle: Sendable {
 /// A handle stays open while a temporary made in it lives (the publisher's queue bounds how
 /// many wait: the publisher's capacity), and the last ``keptOpen`` handles opened stay open a
 /// little longer, for the next file of the same folder. A handle neither holds is closed
-/// when the cache next opens a folder, or at ``closeAll()``. The outputs of a folder moved mid-run follow the
-/// folder the run opened: the one whose outputs it inspected before the work started.
+/// when the cache next opens a folder, or at ``closeAll()``. The outputs of a folder moved
+/// mid-run follow the folder the run opened: the one whose outputs it inspected before the
+/// work started.
 ///
 /// The cache holds its handles strongly and tells an unused one by its reference count
 /// (`isKnownUniquelyReferenced` under the cache's lock, exact because no handle is handed
 /// out except under that lock), not by weak references: a weak reference moves an object's
-/// counts to a side table, after which every retain and release of it, a few dozen a file,
-/// takes the runtime's slow path.
+/// counts to a side table, after which every retain and release of it (about seven of each
+/// a file) takes the runtime's slow path.
 package final class FolderHandleCache: Sendable {
   private struct Key: Hashable {
     var base: Int32
