@@ -55,31 +55,64 @@ package final class FolderHandle: Sendable {
 /// (``FolderHandle``), so an output's temporary costs no more system calls than one made
 /// by path: files go folder by folder, and the outputs of one folder share its handle.
 ///
-/// A handle lives as long as a temporary made in it (the publisher's queue bounds how many
-/// wait: the publisher's capacity), and the last ``keptOpen`` handles opened stay open a
-/// little longer, for the next file of the same folder. The outputs of a folder moved
+/// A handle stays open while a temporary made in it lives (the publisher's queue bounds how
+/// many wait: the publisher's capacity), and the last ``keptOpen`` handles opened stay open a
+/// little longer, for the next file of the same folder. A handle neither holds is closed
+/// when the cache next opens a folder, or at ``closeAll()``. The outputs of a folder moved
 /// mid-run follow the folder the run opened: the one whose outputs it inspected before the
 /// work started.
+///
+/// The cache holds its handles strongly and tells an unused one by its reference count
+/// (`isKnownUniquelyReferenced` under the cache's lock, exact because no handle is handed
+/// out except under that lock), not by weak references: a weak reference moves an object's
+/// counts to a side table, after which every retain and release of it (about seven of each
+/// a file) takes the runtime's slow path.
 package final class FolderHandleCache: Sendable {
   private struct Key: Hashable {
     var base: Int32
     var directory: RawPath
     var symlinks: SymlinkPolicy
-  }
-  private struct Entry {
-    weak var handle: FolderHandle?
+
+    /// Hashes the path's length and its last 8 bytes, not every byte: a new folder's key is
+    /// hashed several times (looked up, entered, removed, moved by another's removal), and
+    /// the few folders in use at once rarely share both. Equal keys still compare every byte.
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(base)
+      hasher.combine(symlinks)
+      let bytes = directory.bytes
+      hasher.combine(bytes.count)
+      var tail: UInt64 = 0
+      for byte in bytes.suffix(8) { tail = tail << 8 | UInt64(byte) }
+      hasher.combine(tail)
+    }
   }
   private struct State {
-    /// The handles in use, by folder; an entry whose handle is gone is dropped now and then.
-    var entries: [Key: Entry] = [:]
-    /// How many entries there were after the last dropping of gone ones.
-    var entriesAfterCleaning = 0
+    /// The handles open, by folder. A handle held by nothing else (no temporary, not in
+    /// ``recent``, not ``last``) is closed when the next folder is opened.
+    var entries: [Key: FolderHandle] = [:]
     /// The last handles opened, kept open for a while, oldest first.
     var recent: [FolderHandle] = []
     /// The folder asked for last and its handle: files come folder by folder, so most asks
     /// are answered by comparing the folder's path (the same array, as a rule), not hashing
     /// it byte by byte.
     var last: (key: Key, handle: FolderHandle)? = nil
+
+    /// Takes out of ``entries`` every handle that only the cache holds, to be closed by the
+    /// caller once the lock is released.
+    mutating func takeUnused() -> [FolderHandle] {
+      var unused: [Key] = []
+      var index = entries.startIndex
+      while index != entries.endIndex {
+        // Exact: only the lock's holder can hand out a new reference to a handle, and a
+        // reference released elsewhere meanwhile only makes a handle look used until the
+        // next look.
+        if isKnownUniquelyReferenced(&entries.values[index]) {
+          unused.append(entries.keys[index])
+        }
+        entries.formIndex(after: &index)
+      }
+      return unused.compactMap { entries.removeValue(forKey: $0) }
+    }
   }
   private let state = Lock(State())
 
@@ -88,6 +121,20 @@ package final class FolderHandleCache: Sendable {
 
   package init() {}
 
+  /// Lets go of every handle, once the run's temporaries are all renamed or removed: each
+  /// closes now, or when the last temporary still made in it goes. Handles that nothing
+  /// uses are otherwise closed only when a later folder is opened, so without this the last
+  /// folders' handles would stay open until the process ends. A later ask opens the folder
+  /// again.
+  package func closeAll() {
+    var released = State()
+    state.withLock { swap(&$0, &released) }
+    // `released` ends here, after the lock: the handles only it held close now.
+  }
+
+  /// How many handles the cache holds open now, used or not (for the tests).
+  package var openCount: Int { state.withLock { $0.entries.count } }
+
   /// The folder holding `location`, opened as ``FolderHandle/folder(of:)`` opens it, or the
   /// handle already open for it.
   ///
@@ -95,34 +142,26 @@ package final class FolderHandleCache: Sendable {
   package func folder(of location: RelativeLocation) throws(SystemError) -> FolderHandle {
     if location.directory.isEmpty { return FolderHandle(borrowing: location.base) }
     let key = Key(base: location.base, directory: location.directory, symlinks: location.symlinks)
-    // Handles pushed out of `recent` or `last` are released after the lock, never inside it.
-    var pushedOut: [FolderHandle] = []
     let found = state.withLock { state -> FolderHandle? in
       if let last = state.last, last.key == key { return last.handle }
-      guard let open = state.entries[key]?.handle else { return nil }
-      if let previous = state.last { pushedOut.append(previous.handle) }
+      guard let open = state.entries[key] else { return nil }
       state.last = (key, open)
       return open
     }
-    if let found {
-      pushedOut.removeAll()
-      return found
-    }
+    if let found { return found }
     let opened = try FolderHandle.folder(of: location)
+    // Handles no longer used are closed after the lock, never inside it.
+    var unused: [FolderHandle] = []
     let handle = state.withLock { state -> FolderHandle in
-      if let raced = state.entries[key]?.handle { return raced }
-      state.entries[key] = Entry(handle: opened)
-      if let previous = state.last { pushedOut.append(previous.handle) }
-      if state.entries.count > 2 * max(state.entriesAfterCleaning, 64) {
-        state.entries = state.entries.filter { $0.value.handle != nil }
-        state.entriesAfterCleaning = state.entries.count
-      }
+      if let raced = state.entries[key] { return raced }
+      state.entries[key] = opened
       state.last = (key, opened)
       state.recent.append(opened)
-      if state.recent.count > Self.keptOpen { pushedOut.append(state.recent.removeFirst()) }
+      if state.recent.count > Self.keptOpen { state.recent.removeFirst() }
+      unused = state.takeUnused()
       return opened
     }
-    pushedOut.removeAll()
+    unused.removeAll()
     return handle
   }
 }

@@ -213,6 +213,7 @@ actor ParallelCompressor {
     }
     // Every output is published (or removed) and its outcome posted.
     let lastCommit = await publisher.shutdown()
+    context.outputFolders.closeAll()
     outcomes.finish()
     await recorded
     if let lastCommit { await failLastCommit(lastCommit) }
