@@ -136,7 +136,8 @@ enum OutputInspection {
         let source = sourceLocation(of: index, list: list, settings: settings, bases: bases)
         return try ExistingOutput.inspectRestore(
           target, source: status, isize: { ExistingOutput.lastISIZE(of: source, size: file.size) },
-          inMirror: settings.inMirror)
+          inMirror: settings.inMirror,
+          owner: settings.copiesOwnership ? (file.userID, file.groupID) : nil)
       }
     } catch {
       // Unreadable: let the job meet the error and report it.
