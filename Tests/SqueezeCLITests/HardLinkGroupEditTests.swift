@@ -66,6 +66,10 @@ import Testing
     let restored = try SqueezeBinary.run(["-q", "-d", "-o", folder.url("R"), folder.url("M/")])
     #expect(restored.status == 0, "\(restored.stderrText)")
     #expect(Self.sameFile(folder.url("R/a"), folder.url("R/d/b")), "restored as one file")
+    // A forced restore over it writes the group's file anew and links its other name again.
+    let again = try SqueezeBinary.run(["-q", "-f", "-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(Self.sameFile(folder.url("R/a"), folder.url("R/d/b")), "still one file after -f -d")
   }
 
   @Test(arguments: Proof.allCases)
