@@ -328,6 +328,35 @@ import Testing
     }
   }
 
+  /// Two restores of one mirror into one folder at once (a restore started twice): each
+  /// file is published by whichever finishes it first, and the other, finding in place the
+  /// file a restore re-run would keep, counts it as up to date rather than failing on it.
+  @Test func twoRestoresAtOnceBothSucceedAndAgree() throws {
+    let folder = TemporaryFolder("overlap-restores")
+    for index in 0..<1500 {
+      try folder.write(
+        "S/d\(index % 10)/f\(index)", TestData.text(2000 + index, seed: UInt64(index)))
+    }
+    #expect(try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")]).status == 0)
+    let arguments = ["-d", "-o", folder.url("R"), folder.url("M/")]
+    let other = Process()
+    other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
+    other.arguments = arguments
+    let otherErrors = Pipe()
+    other.standardError = otherErrors
+    try other.run()
+    let mine = try SqueezeBinary.run(arguments)
+    let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
+    other.waitUntilExit()
+    #expect(mine.status == 0, "\(mine.stderrText.prefix(600))")
+    #expect(
+      other.terminationStatus == 0, "\(String(decoding: theirs.prefix(600), as: UTF8.self))")
+    let differences = TreeSnapshot(folder.url("S")).differences(
+      from: TreeSnapshot(folder.url("R")))
+    #expect(differences.isEmpty, "\(differences.prefix(10))")
+    #expect(Self.temporaries(in: folder.path).isEmpty)
+  }
+
   /// Where two runs at once write: a fresh mirror, or a fresh snapshot linking from an
   /// earlier one.
   enum SharedDestination: String, CaseIterable, CustomTestStringConvertible {

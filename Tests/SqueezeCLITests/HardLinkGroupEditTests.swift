@@ -37,6 +37,41 @@ import Testing
     try folder.write("S/b", text: "new content\n")
   }
 
+  /// `-f` writes every output anew, the group's too, under a new inode: its further names
+  /// are linked to that one in the same run (the dry run says so), so the mirror still
+  /// restores the group as one file.
+  @Test func aForcedRunKeepsAGroupsNamesOneFile() throws {
+    let folder = TemporaryFolder("group-force")
+    try folder.write("S/a", text: "one file, two names\n")
+    try folder.write("S/d/keep", text: "another file\n")
+    try #require(link(folder.url("S/a"), folder.url("S/d/b")) == 0)
+    let first = try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")])
+    try #require(first.status == 0, "\(first.stderrText)")
+    try #require(Self.sameFile(folder.url("M/a.gz"), folder.url("M/d/b.gz")))
+    let planned = try SqueezeBinary.run([
+      "-f", "--dry-run", "--json", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    let plan = try #require(
+      JSONSerialization.jsonObject(with: Data(planned.stdout)) as? [String: Any])
+    #expect((plan["files"] as? [String: Any])?["hardLinked"] as? Int == 1, "\(planned.stdoutText)")
+    let forced = try SqueezeBinary.run(["-f", "--json", "-o", folder.url("M"), folder.url("S/")])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(forced.stdout)) as? [String: Any])
+    #expect(
+      (summary["files"] as? [String: Any])?["hardLinked"] as? Int == 1, "\(forced.stdoutText)")
+    #expect(
+      Self.sameFile(folder.url("M/a.gz"), folder.url("M/d/b.gz")),
+      "the group's names are one output after -f")
+    let restored = try SqueezeBinary.run(["-q", "-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(restored.status == 0, "\(restored.stderrText)")
+    #expect(Self.sameFile(folder.url("R/a"), folder.url("R/d/b")), "restored as one file")
+    // A forced restore over it writes the group's file anew and links its other name again.
+    let again = try SqueezeBinary.run(["-q", "-f", "-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(Self.sameFile(folder.url("R/a"), folder.url("R/d/b")), "still one file after -f -d")
+  }
+
   @Test(arguments: Proof.allCases)
   func aReplacedNameIsBackedUpAgainWithoutTouchingTheGroupsOutput(proof: Proof) throws {
     let folder = TemporaryFolder("group-edit")

@@ -266,6 +266,35 @@ import Testing
     #expect(status.st_mode & 0o7777 == 0o754)
   }
 
+  /// A restore re-run as root takes a file for up to date only when it has the `.gz` file's
+  /// owner and group too, as a mirror re-run takes an output only with its source's: a
+  /// restored file given away since (or whose source changed owner after the restore) is
+  /// reported and left alone, and `-f` gives it the backup's owner.
+  @Test(.enabled(if: TestMachine.isRoot, "needs root to give a file to another owner"))
+  func aRestoreReRunDoesNotCallAFileOfAnotherOwnerUpToDate() throws {
+    let folder = TemporaryFolder("restore-owner")
+    try folder.write("S/f.txt", TestData.text(5_000))
+    try folder.write("S/other.txt", TestData.text(3_000))
+    #expect(try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")]).status == 0)
+    #expect(
+      try SqueezeBinary.run(["-q", "-d", "-o", folder.url("R"), folder.url("M/")]).status == 0)
+    #expect(chown(folder.url("R/f.txt"), 1234, 5678) == 0)
+    let again = try SqueezeBinary.run(["-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(again.status == 1, "\(again.stderrText)")
+    #expect(
+      again.stderrText.contains(
+        "'\(folder.url("R/f.txt"))' already exists; not overwritten (use --force)"),
+      "\(again.stderrText)")
+    #expect(!again.stderrText.contains("other.txt"), "\(again.stderrText)")
+    let forced = try SqueezeBinary.run(["-q", "-f", "-d", "-o", folder.url("R"), folder.url("M/")])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    var status = stat()
+    stat(folder.url("R/f.txt"), &status)
+    #expect(status.st_uid == getuid() && status.st_gid == getgid())
+    #expect(
+      try SqueezeBinary.run(["-q", "-d", "-o", folder.url("R"), folder.url("M/")]).status == 0)
+  }
+
   /// What a mirror re-run and `--check` make of a change to one attribute of a source (or
   /// of its output in the mirror) that keeps its contents and times.
   enum AttributeChange: String, CaseIterable, CustomTestStringConvertible {

@@ -371,7 +371,14 @@ struct DryRun {
 
   /// The summary line (stderr): `squeeze: dry run: 2 would be compressed, …; nothing was
   /// changed`.
-  func summary(_ counts: Counts, skipped: Int, deleted: Int? = nil) -> String {
+  ///
+  /// - Parameters:
+  ///   - deleted: with `--delete`, the entries that would be deleted.
+  ///   - keptForeign: with `--delete`, the entries it would leave alone because squeeze did
+  ///     not make them (said when not zero, in the run's words: `3 foreign kept`).
+  func summary(_ counts: Counts, skipped: Int, deleted: Int? = nil, keptForeign: Int = 0)
+    -> String
+  {
     let verb = settings.operation == .compress ? "compress" : "decompress"
     var summary = [
       "\(ByteFormat.count(counts.would)) would be \(verb)ed",
@@ -404,6 +411,7 @@ struct DryRun {
       summary.append("\(ByteFormat.count(counts.removing)) would be removed")
     }
     if let deleted { summary.append("\(ByteFormat.count(deleted)) would be deleted") }
+    if keptForeign > 0 { summary.append("\(ByteFormat.count(keptForeign)) foreign kept") }
     if counts.failing > 0 { summary.append("\(ByteFormat.count(counts.failing)) would fail") }
     return "squeeze: dry run: " + summary.joined(separator: ", ") + "; nothing was changed\n"
   }

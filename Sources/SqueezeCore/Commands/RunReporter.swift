@@ -159,7 +159,9 @@ final class RunReporter {
     }
     if verbosity > .quiet {
       stderr.write(
-        dryRun.summary(counts, skipped: discovery.skipped.count, deleted: deletions?.deleted))
+        dryRun.summary(
+          counts, skipped: discovery.skipped.count, deleted: deletions?.deleted,
+          keptForeign: deletions?.keptForeign ?? 0))
     }
     return written
   }

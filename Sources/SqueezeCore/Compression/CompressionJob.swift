@@ -266,8 +266,9 @@ final class CompressionJob {
       request: request, bytesIn: bytesRead, bytesOut: output.bytesWritten,
       outputDisplay: output.display, removal: removal,
       recheck: Recheck(
-        target: output.target, sourceName: source.name, source: before,
-        nameless: !settings.usesHeaderNameAndTime),
+        target: output.target,
+        expected: .output(
+          sourceName: source.name, source: before, nameless: !settings.usesHeaderNameAndTime)),
       held: holdsOutput
         ? HeldReplacement(
           temporary: request.temporary, final: request.final, display: output.display.path,

@@ -127,9 +127,20 @@ enum DecompressionJob {
       // Decoding checked every member's CRC-32 and ISIZE: the output is verified.
       removal = Removal(source: source.location, status: source.status)
     }
+    // Another restore into the same folder (an overlapping run) may publish this file
+    // first: it is as good as this one when a restore re-run would keep it.
+    let restored = FileStatus(
+      device: 0, inode: 0, mode: FileStatus.regularFileType | source.status.permissions,
+      linkCount: 1, size: bytesOut,
+      modificationTime: opened.headerTime ?? source.status.modificationTime)
+    let owner =
+      settings.copiesOwnership
+      ? Recheck.Owner(user: source.status.userID, group: source.status.groupID) : nil
     return PreparedOutput(
       request: request, bytesIn: bytesIn, bytesOut: bytesOut,
       outputDisplay: opened.display, removal: removal,
+      recheck: Recheck(
+        target: opened.output.target, expected: .restored(status: restored, owner: owner)),
       held: opened.holds
         ? HeldReplacement(
           temporary: request.temporary, final: request.final, display: opened.display.path,

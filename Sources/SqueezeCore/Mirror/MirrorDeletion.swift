@@ -25,7 +25,8 @@ import SqueezeSystem
 ///   the source's absence is checked again with `lstat`; entries whose `st_ctime` is not
 ///   earlier than the run's start are kept (an overlapping run made them), unless the only
 ///   change is this run's own hard links of that inode (a further name of a hard-link group
-///   linked to an output a removed name shares); folders are removed with `AT_REMOVEDIR`,
+///   linked to an output a removed name shares) or its own removals of the inode's other
+///   names (a group whose every name is gone); folders are removed with `AT_REMOVEDIR`,
 ///   which fails on a folder that is not empty. Every path is opened below the mirror's own
 ///   descriptor without following links. A folder squeeze did not make is never made
 ///   writable, nor removed.
@@ -70,6 +71,11 @@ struct MirrorDeletion {
     var deletedPaths: [RawPath] = []
     /// Entries that could not be examined or removed.
     var failures: [DiscoveryFailure] = []
+    /// The inodes whose other names this run's own removals changed (unlinking one name of
+    /// a hard-link group sets the change time of the inode the others share), with their
+    /// change times before the first removal and after the last: the `st_ctime` guard does
+    /// not take such a removal for a change by someone else.
+    var unlinkedInodes: [FileIdentity: LinkedInode] = [:]
   }
 
   /// One source place an entry of the mirror may mirror: a folder descriptor and the path
@@ -356,8 +362,10 @@ struct MirrorDeletion {
   ) -> Bool {
     // A folder's own time changed when its entries were removed just now: it was checked
     // before that.
+    let identity = FileIdentity(status)
+    let ownChange = report.unlinkedInodes[identity] ?? linkedInodes[identity]
     if kind != .directory && status.changeTime >= runStart
-      && linkedInodes[FileIdentity(status)]?.onlyLinkedSince(runStart, status: status) != true
+      && ownChange?.onlyLinkedSince(runStart, status: status) != true
     {
       return keptNew(location, report: &report)
     }
@@ -375,7 +383,11 @@ struct MirrorDeletion {
       return true
     }
     do {
-      try location.removeEntry(folder: kind == .directory)
+      if kind == .regular && status.linkCount > 1 {
+        try removeName(location, status: status, ownChange: ownChange, report: &report)
+      } else {
+        try location.removeEntry(folder: kind == .directory)
+      }
     } catch  where error == .noSuchFile {
       return true
     } catch  where error == .directoryNotEmpty || error == .fileExists {
@@ -388,6 +400,37 @@ struct MirrorDeletion {
     report.deleted += 1
     if verbose { report.lines.append("\(display(location).displayString): deleted") }
     return true
+  }
+
+  /// Removes `location`, one name of a file with other names, and notes the change time
+  /// the removal gave the names left (read through a descriptor held across the removal),
+  /// so that removing them too is not refused as if someone else had changed them since
+  /// the run started: an output shared by a hard-link group whose every source name is gone
+  /// goes in one run, not one name a night.
+  ///
+  /// - Parameter ownChange: this run's own earlier changes of the inode, when `status`
+  ///   shows one.
+  /// - Throws: ``SystemError`` from `unlinkat(2)`.
+  private func removeName(
+    _ location: RelativeLocation, status: FileStatus, ownChange: LinkedInode?,
+    report: inout Report
+  ) throws(SystemError) {
+    let held: FileDescriptor
+    do {
+      held = try location.open(flags: [.pathOnly, .noFollow])
+    } catch {
+      // Not noted: the names left are then kept until the next run, as before.
+      try location.removeEntry()
+      return
+    }
+    try location.removeEntry()
+    guard let after = try? held.status(), after.isSameFile(as: status), after.linkCount > 0
+    else { return }
+    let before = status.changeTime < runStart ? status.changeTime : ownChange?.changeTimeBefore
+    guard let before else { return }
+    report.unlinkedInodes[FileIdentity(status)] = LinkedInode(
+      changeTimeBefore: before, changeTime: after.changeTime,
+      untouched: status.changeTime < runStart || ownChange?.untouched == true)
   }
 
   /// The source name an output called `name` has: `name` without the suffix.

@@ -189,7 +189,8 @@ enum ExistingOutput: Sendable, Equatable {
   /// Inspects what sits where `-d` restores a file, against the `.gz` file `source`
   /// (restore re-runs are incremental): a regular file of the size the `.gz`
   /// file's trailer gives (ISIZE, modulo 2^32), with the `.gz` file's modification time to
-  /// the nanosecond and its permission bits, is up to date; any other regular file is
+  /// the nanosecond, its permission bits and, when restored files take the `.gz` file's
+  /// owner (as root), that owner and group, is up to date; any other regular file is
   /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is ``stale``
   /// (a restore never writes through one and replaces it); a folder is
   /// ``folderInTheWay(empty:)`` in a mirror and ``inTheWay(_:)`` beside the sources.
@@ -199,10 +200,14 @@ enum ExistingOutput: Sendable, Equatable {
   ///   - source: the `.gz` file's status (size, modification time, permission bits).
   ///   - isize: the `.gz` file's ISIZE, read only when needed (nil when it cannot be read).
   ///   - inMirror: the target is in a mirror (`-o`).
+  ///   - owner: the `.gz` file's owner and group when the restore gives them to the file
+  ///     (as root), nil otherwise: a file with another owner is then not up to date, as a
+  ///     mirror's output with another owner is not (a restore would give it that owner).
   /// - Throws: ``SystemError`` when the target cannot be examined for a reason other than
   ///   not existing.
   static func inspectRestore(
-    _ target: RelativeLocation, source: FileStatus, isize: () -> UInt32?, inMirror: Bool
+    _ target: RelativeLocation, source: FileStatus, isize: () -> UInt32?, inMirror: Bool,
+    owner: (user: UInt32, group: UInt32)? = nil
   ) throws(SystemError) -> ExistingOutput {
     let status: FileStatus
     do throws(SystemError) {
@@ -215,6 +220,7 @@ enum ExistingOutput: Sendable, Equatable {
       let current =
         status.modificationTime == source.modificationTime
         && status.permissions == source.permissions & 0o1777
+        && (owner.map { status.userID == $0.user && status.groupID == $0.group } ?? true)
         && UInt32(truncatingIfNeeded: status.size) == isize()
       return current ? .upToDate : .foreign
     case .symbolicLink: return .stale

@@ -136,7 +136,8 @@ enum OutputInspection {
         let source = sourceLocation(of: index, list: list, settings: settings, bases: bases)
         return try ExistingOutput.inspectRestore(
           target, source: status, isize: { ExistingOutput.lastISIZE(of: source, size: file.size) },
-          inMirror: settings.inMirror)
+          inMirror: settings.inMirror,
+          owner: settings.copiesOwnership ? (file.userID, file.groupID) : nil)
       }
     } catch {
       // Unreadable: let the job meet the error and report it.
@@ -296,7 +297,9 @@ enum OutputInspection {
   }
 
   /// What sits where a further name of a hard-link group goes: up to date when it already
-  /// is the group's output (and that is current), else whether it may be replaced.
+  /// is the group's output and that output is kept (current, and no `--force`, which writes
+  /// it anew under a new inode the name must then be linked to), else whether it may be
+  /// replaced.
   private static func judgeFollower(
     _ follower: MirrorPlan.Follower, existing: [ExistingOutput], list: FileList,
     settings: FileSettings, bases: BaseDirectories, groupNames: [RawPath]
@@ -322,7 +325,7 @@ enum OutputInspection {
     switch status.kind {
     case .regular:
       if let leader = try? leaderTarget.entryStatus(), leader.isSameFile(as: status) {
-        return existing[follower.leader] == .upToDate ? .upToDate : .stale
+        return existing[follower.leader] == .upToDate && !settings.force ? .upToDate : .stale
       }
       let judged = judge(
         target, index: follower.file, list: list, settings: settings, bases: bases,

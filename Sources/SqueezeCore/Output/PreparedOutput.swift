@@ -18,7 +18,8 @@ final class PreparedOutput: Sendable {
   let removal: Removal?
   /// How to judge a file that appeared at the output path while this one was being written
   /// (another run on the same folder): compression checks whether it is an up-to-date
-  /// output of the same source; nil when any such file is a conflict.
+  /// output of the same source, a restore whether it is the file a restore re-run would
+  /// keep; nil when any such file is a conflict.
   let recheck: Recheck?
   /// Set when a folder is in the way: the output stays under its temporary name, durable,
   /// until the folder can give way (and `removal` waits for that).
@@ -42,17 +43,39 @@ final class PreparedOutput: Sendable {
 struct Recheck: Sendable {
   /// The output path.
   var target: RelativeLocation
-  /// The source's name (FNAME).
-  var sourceName: RawPath
-  /// The source's status when it was read.
-  var source: FileStatus
-  /// The run writes no FNAME and no MTIME (`-n`), so a nameless output can be current.
-  var nameless = false
+  /// What the file there must be.
+  var expected: Expected
 
-  /// True when the file now at the output path is an up-to-date output of the source.
+  /// What an output that appeared must be to count as this run's.
+  enum Expected: Sendable {
+    /// Compressing: an up-to-date output of `source`, named `sourceName` (FNAME); with
+    /// `nameless` (`-n`, no FNAME and no MTIME written) a nameless output can be current.
+    case output(sourceName: RawPath, source: FileStatus, nameless: Bool)
+    /// Restoring: the file a restore re-run would keep (``ExistingOutput/inspectRestore``),
+    /// judged against the `.gz` file's `status` with the modification time this run gives
+    /// the restored file, and `owner` when restored files take the `.gz` file's (as root).
+    case restored(status: FileStatus, owner: Owner?)
+  }
+
+  /// An owner and group.
+  struct Owner: Sendable {
+    var user: UInt32
+    var group: UInt32
+  }
+
+  /// True when the file now at the output path is as good as this run's output.
   func isUpToDate() -> Bool {
-    (try? ExistingOutput.inspect(
-      target, sourceName: sourceName, source: source, nameless: nameless)) == .upToDate
+    switch expected {
+    case .output(let sourceName, let source, let nameless):
+      return
+        (try? ExistingOutput.inspect(
+          target, sourceName: sourceName, source: source, nameless: nameless)) == .upToDate
+    case .restored(let status, let owner):
+      return
+        (try? ExistingOutput.inspectRestore(
+          target, source: status, isize: { UInt32(truncatingIfNeeded: status.size) },
+          inMirror: false, owner: owner.map { ($0.user, $0.group) })) == .upToDate
+    }
   }
 }
 
