@@ -84,6 +84,13 @@ package enum Descriptor {
     _ = try retryingOnInterrupt { lseek(descriptor, off_t(offset), SEEK_SET) }
   }
 
+  /// The position, in bytes from the start (`lseek(2)`, `SEEK_CUR`).
+  ///
+  /// - Throws: ``SystemError`` from `lseek(2)` (`ESPIPE` for a pipe).
+  package static func position(_ descriptor: Int32) throws(SystemError) -> Int64 {
+    Int64(try retryingOnInterrupt { lseek(descriptor, 0, SEEK_CUR) })
+  }
+
   /// The file's status (`fstat(2)`).
   ///
   /// - Throws: ``SystemError`` from `fstat(2)`.

@@ -4,16 +4,25 @@ import SqueezeSystem
 /// `squeeze -c` and standard input: compress, decompress or test standard input or
 /// the named files (folders walked) into standard output, as gzip does
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
-/// after another as concatenated members; each is compressed chunk-parallel.
+/// after another as concatenated members; each is compressed chunk-parallel. A regular file
+/// (named, or standard input redirected from one) restores or tests chunk-parallel too
+/// (``ChunkedFileRestore``); a pipe is read once, front to back, on one core.
 package struct StreamCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration
   /// The folders discovery opened, shared by every input.
   private let bases = BaseDirectories()
+  /// The inflaters restores and tests use, shared by every input.
+  private let decoders: DecoderPool
+  /// The capped buffers of chunks restored ahead of their turn, shared by every input.
+  private let chunkBuffers: ChunkBufferPool
 
   /// The stream command of a run configured as `configuration`.
   package init(configuration: RunConfiguration) {
     self.configuration = configuration
+    decoders = DecoderPool(engine: configuration.engine)
+    chunkBuffers = ChunkBufferPool(
+      capacity: ParallelCompressor.restoredChunkCap(chunkSize: configuration.chunkSize))
   }
 
   /// Runs the stream and returns the exit status; re-raises a stopping signal.
@@ -174,18 +183,22 @@ package struct StreamCommand {
     }
   }
 
-  /// Reads the first two bytes of `descriptor` (fewer at its end), consuming them, for
-  /// `-dcf` to tell gzip data from data it passes through.
+  /// Reads the first two bytes of `descriptor` (fewer at its end) for `-dcf` to tell gzip
+  /// data from data it passes through: consuming them, or with `peeking` reading them with
+  /// `pread(2)` at offsets 0 and 1, so the position stays.
   ///
   /// - Throws: ``FileFailure/cannotRead(_:)``.
-  static func readHead(_ descriptor: Int32) throws(FileFailure) -> [UInt8] {
+  static func readHead(_ descriptor: Int32, peeking: Bool = false) throws(FileFailure) -> [UInt8] {
     var head: [UInt8] = []
     var byte: UInt8 = 0
     while head.count < 2 {
       let count: Int
+      let offset = Int64(head.count)
       do throws(SystemError) {
         count = try withUnsafeMutableBytes(of: &byte) { (raw) throws(SystemError) in
-          try Descriptor.read(descriptor, into: raw)
+          peeking
+            ? try Descriptor.read(descriptor, into: raw, at: offset)
+            : try Descriptor.read(descriptor, into: raw)
         }
       } catch {
         throw .cannotRead(error)
@@ -242,33 +255,69 @@ package struct StreamCommand {
     case .decompress, .test:
       let writer = DescriptorWriter(descriptor: 1, display: stdout)
       let writes = configuration.mode == .decompress
-      var head: [UInt8] = []
       // As zcat -f: -dcf passes through what is not gzip, before and after the members.
       let passesThrough = writes && configuration.files.force
-      if passesThrough {
-        // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
-        // head is read, not peeked, so pipes work too; gzip data decodes it first.
-        head = try Self.readHead(input.descriptor)
-        if head != [0x1F, 0x8B] {
-          try writer.write(head)
+      if let size = Self.seekableSize(input.descriptor) {
+        if passesThrough, try Self.readHead(input.descriptor, peeking: true) != [0x1F, 0x8B] {
           try Self.copy(input.descriptor, to: writer)
           return
         }
-      }
-      _ = try DecoderPool(engine: configuration.engine).withWorkspace {
-        (workspace) throws(FileFailure) in
-        try GzipFileReader.decode(
-          input.descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
-          workspace: workspace, stop: stop, progress: { _ in },
-          // Testing writes nothing: zlib may redo it. Data sent to standard output stays sent.
-          restart: writes ? nil : {}
-        ) {
-          (chunk) throws(FileFailure) in
-          if writes { try writer.write(chunk) }
-        }
+        let restore = ChunkedFileRestore(
+          decoders: decoders, buffers: chunkBuffers, width: configuration.jobs + 1,
+          slots: slots, stop: stop, task: nil)
+        _ = try await restore.restore(
+          input.descriptor, size: size, gate: nil, passesTrailingDataThrough: passesThrough,
+          // Data sent to standard output stays sent; testing keeps nothing to forget.
+          redo: writes ? .skipGiven : .restart {}, progress: { _ in },
+          sink: { (chunk) throws(FileFailure) in if writes { try writer.write(chunk) } })
+      } else {
+        try decodeSerially(
+          input.descriptor, passesThrough: passesThrough, to: writes ? writer : nil, stop: stop)
       }
       if configuration.mode == .test && configuration.verbosity == .verbose {
         TextOutput.standardError.write("\(display.displayString): OK\n")
+      }
+    }
+  }
+
+  /// The size of the regular file open at `descriptor` when it is read from its start (so
+  /// it can be read at several places at once), or nil: a pipe, a device, or a file whose
+  /// position is not 0 (standard input a caller already read from), read as it comes.
+  static func seekableSize(_ descriptor: Int32) -> Int64? {
+    guard let status = try? Descriptor.status(descriptor), status.kind == .regular,
+      (try? Descriptor.position(descriptor)) == 0
+    else { return nil }
+    return status.size
+  }
+
+  /// Decodes an input that can only be read once, front to back, on one core, writing to
+  /// `writer` (nil: testing).
+  ///
+  /// - Parameter passesThrough: as zcat -f, data that is not gzip passes through.
+  private func decodeSerially(
+    _ descriptor: Int32, passesThrough: Bool, to writer: DescriptorWriter?, stop: AtomicFlag
+  ) throws(FileFailure) {
+    var head: [UInt8] = []
+    let writes = writer != nil
+    if let writer, passesThrough {
+      // As zcat -f: data that is not gzip, and empty input, pass through unchanged. The
+      // head is read, not peeked, so pipes work too; gzip data decodes it first.
+      head = try Self.readHead(descriptor)
+      if head != [0x1F, 0x8B] {
+        try writer.write(head)
+        try Self.copy(descriptor, to: writer)
+        return
+      }
+    }
+    _ = try decoders.withWorkspace { (workspace) throws(FileFailure) in
+      try GzipFileReader.decode(
+        descriptor, prefix: head, passesTrailingDataThrough: passesThrough,
+        workspace: workspace, stop: stop, progress: { _ in },
+        // Testing writes nothing: zlib may redo it. Data sent to standard output stays sent.
+        restart: writes ? nil : {}
+      ) {
+        (chunk) throws(FileFailure) in
+        try writer?.write(chunk)
       }
     }
   }

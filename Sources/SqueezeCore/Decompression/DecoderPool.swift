@@ -82,8 +82,9 @@ enum GzipFileReader {
   /// file that can be read again from its start, zlib decodes the file again and its verdict
   /// stands: the same files fail with the same fault whichever engine runs (the detail and
   /// position may be zlib's). With `restart`, the output is redone from the start (nothing
-  /// was published yet); without it, zlib only diagnoses (output already sent on, as to
-  /// standard output), and ISA-L's fault stands when zlib finds none.
+  /// was published yet); without it, zlib only diagnoses (output already sent on, as from a
+  /// pipe to standard output), and ISA-L's fault stands when zlib finds none. (A regular
+  /// file restored to standard output skips what was sent instead: ``ChunkedFileRestore``.)
   ///
   /// - Parameters:
   ///   - prefix: bytes already read from `descriptor` (its head, read to tell gzip from other
