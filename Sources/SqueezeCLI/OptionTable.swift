@@ -346,7 +346,7 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: nil, long: "rsyncable",
         help:
-          "Cut big files into chunks where their content says (a rolling hash), so a small change changes only the output near it and rsync sends little; outputs grow by 0.2 % or less.",
+          "Cut big files into chunks where their content says (a rolling hash), so a small change changes only the output near it and rsync sends little; outputs grow by 0.2 % or less. Restores, --test and --list take it and ignore it, as gzip does.",
         apply: { options, _, _ in options.rsyncable = true }),
     ]
 
