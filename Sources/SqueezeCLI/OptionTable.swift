@@ -219,7 +219,7 @@ enum OptionTable {
     OptionDefinition(
       group: .selection, short: nil, long: "older-than", valueLabel: "duration",
       help:
-        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; 1ns to 1000000d).",
+        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; \(ValueParsers.durationRangeText(olderThanRange))).",
       apply: { options, value, spelling throws(UsageError) in
         options.olderThan = try ValueParsers.durationValue(
           value, option: spelling, in: olderThanRange, examples: "90s, 30m, 12h or 7d")
@@ -398,7 +398,8 @@ enum OptionTable {
       apply: { options, value, _ in options.taskLog = value.path }),
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
-      help: "Time between task-state samples, with a unit (5ms, 1s; 100us to 60s).",
+      help:
+        "Time between task-state samples, with a unit (5ms, 1s; \(ValueParsers.durationRangeText(sampleIntervalRange))).",
       defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
         options.sampleInterval = try ValueParsers.durationValue(
