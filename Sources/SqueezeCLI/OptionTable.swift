@@ -122,7 +122,7 @@ enum OptionTable {
     OptionDefinition(
       group: .modes, short: "l", long: "list",
       help:
-        "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals.",
+        "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals; with -v, first the method, CRC-32, date and time, as gzip -lv.",
       apply: { options, _, _ in options.mode = .list }),
     OptionDefinition(
       group: .modes, short: nil, long: "check",
