@@ -77,4 +77,18 @@ import Testing
       #expect(squeeze == gzip, "\(arguments)")
     }
   }
+
+  /// `-l --json` writes its keys in the order the user's guide lists them: what the file is,
+  /// then its measures, the deprecated `ratio` last; the totals likewise.
+  @Test func theJSONKeysComeInTheGuidesOrder() throws {
+    let folder = TemporaryFolder("list-json-order")
+    let files = try Self.makeFiles(in: folder)
+    let result = try SqueezeBinary.run(["-l", "--json"] + files)
+    try #require(result.status == 0, "\(result.stderrText)")
+    let keys = try Regex(#""([A-Za-z]+)":"#)
+    let order = result.stdoutText.matches(of: keys).map { String($0.output[1].substring ?? "") }
+    let file = ["path", "name", "compressed", "uncompressed", "savedPercent", "ratio"]
+    let totals = ["compressed", "uncompressed", "savedPercent", "ratio"]
+    #expect(order == ["schema", "files"] + file + file + file + ["totals"] + totals)
+  }
 }

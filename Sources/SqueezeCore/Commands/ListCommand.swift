@@ -212,25 +212,27 @@ package struct ListCommand {
     return text
   }
 
-  /// The same as JSON: `{"schema":2,"files":[...],"totals":{...}}`, where `savedPercent` is
-  /// the table's "ratio" column (gzip's: percent saved, header and trailer left out) to two
-  /// decimals, and `ratio`, deprecated and kept for readers of schema 2, is as in every
-  /// object squeeze prints compressed ÷ uncompressed (the file's bytes over what it
-  /// decompresses to). Both are null for a file that decompresses to nothing.
+  /// The same as JSON: `{"schema":2,"files":[{"path","name","compressed","uncompressed",
+  /// "savedPercent","ratio"}],"totals":{"compressed","uncompressed","savedPercent","ratio"}}`
+  /// in that order (what the file is, then its measures, the deprecated one last), where
+  /// `savedPercent` is the table's "ratio" column (gzip's: percent saved, header and trailer
+  /// left out) to two decimals, and `ratio`, deprecated and kept for readers of schema 2, is
+  /// as in every object squeeze prints compressed ÷ uncompressed (the file's bytes over what
+  /// it decompresses to). Both are null for a file that decompresses to nothing.
   static func json(_ entries: [Entry]) -> String {
     var json = JSONWriter()
     func members(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) {
       json.field("compressed", compressed)
       json.field("uncompressed", uncompressed)
       if uncompressed > 0 {
-        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
         json.field(
           "savedPercent",
           Self.ratio(compressed: compressed, uncompressed: uncompressed, overhead: overhead),
           decimals: 2)
+        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
       } else {
-        json.nullField("ratio")
         json.nullField("savedPercent")
+        json.nullField("ratio")
       }
     }
     json.beginObject()
@@ -239,9 +241,9 @@ package struct ListCommand {
     json.beginArray()
     for entry in entries {
       json.beginObject()
-      members(entry.compressed, entry.uncompressed, entry.overhead)
       json.field("path", entry.path.displayString)
       json.field("name", entry.name.displayString)
+      members(entry.compressed, entry.uncompressed, entry.overhead)
       json.endObject()
     }
     json.endArray()
