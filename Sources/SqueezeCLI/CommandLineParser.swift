@@ -143,10 +143,6 @@ enum CommandLineParser {
     if options.toStandardOutput && options.output != nil {
       return .conflict("--stdout", "--output")
     }
-    // --rsyncable shapes compressed output only; a restore reads any layout.
-    if options.rsyncable, options.mode != .compress {
-      return .conflict("--rsyncable", modeFlag ?? "--decompress")
-    }
     if options.removeSources {
       if options.toStandardOutput { return .conflict("--rm", "--stdout") }
       if options.keep { return .conflict("--rm", "--keep") }

@@ -122,7 +122,7 @@ enum OptionTable {
     OptionDefinition(
       group: .modes, short: "l", long: "list",
       help:
-        "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals.",
+        "Print compressed size, uncompressed size, ratio (percent saved, as gzip -l) and name of each .gz file, and totals; with -v, first the method, CRC-32, date and time, as gzip -lv.",
       apply: { options, _, _ in options.mode = .list }),
     OptionDefinition(
       group: .modes, short: nil, long: "check",
@@ -219,7 +219,7 @@ enum OptionTable {
     OptionDefinition(
       group: .selection, short: nil, long: "older-than", valueLabel: "duration",
       help:
-        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; 1ns to 1000000d).",
+        "Only take files last modified longer ago than <duration> (90s, 30m, 12h, 7d; \(ValueParsers.durationRangeText(olderThanRange))).",
       apply: { options, value, spelling throws(UsageError) in
         options.olderThan = try ValueParsers.durationValue(
           value, option: spelling, in: olderThanRange, examples: "90s, 30m, 12h or 7d")
@@ -346,7 +346,7 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: nil, long: "rsyncable",
         help:
-          "Cut big files into chunks where their content says (a rolling hash), so a small change changes only the output near it and rsync sends little; outputs grow by 0.2 % or less.",
+          "Cut big files into chunks where their content says (a rolling hash), so a small change changes only the output near it and rsync sends little; outputs grow by 0.2 % or less. Restores, --test and --list take it and ignore it, as gzip does.",
         apply: { options, _, _ in options.rsyncable = true }),
     ]
 
@@ -398,7 +398,8 @@ enum OptionTable {
       apply: { options, value, _ in options.taskLog = value.path }),
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
-      help: "Time between task-state samples, with a unit (5ms, 1s; 100us to 60s).",
+      help:
+        "Time between task-state samples, with a unit (5ms, 1s; \(ValueParsers.durationRangeText(sampleIntervalRange))).",
       defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
         options.sampleInterval = try ValueParsers.durationValue(

@@ -83,7 +83,7 @@ enum ValueParsers {
       throw .invalidValue(
         value.shown, option: spelling,
         reason:
-          "expected a duration from \(durationText(range.lowerBound)) to \(durationText(range.upperBound)), such as \(examples)"
+          "expected a duration from \(durationRangeText(range)), such as \(examples)"
       )
     }
     return seconds
@@ -121,19 +121,28 @@ enum ValueParsers {
     return number
   }
 
-  /// `seconds` as the command line writes it, in the longest unit that gives a whole number
-  /// (`60` → `1m`, `0.0001` → `100us`, `86400000000` → `1000000d`).
+  /// `seconds` as the command line writes it, in the longest unit that gives a whole number,
+  /// except that one minute, hour or day is written in the unit below it, as people say
+  /// them (`90` → `90s`, `120` → `2m`, `60` → `60s`, `3600` → `60m`, `0.0001` → `100us`,
+  /// `86400000000` → `1000000d`).
   static func durationText(_ seconds: Double) -> String {
     for unit in durationUnits where unit.suffix != "µs" {
       let count = (seconds * unit.perSecond / unit.seconds).rounded()
       // Within a part in 10^9: binary fractions are not exact (1e-4 * 1e6 is not 100).
       if count >= 1, count < 1e15,
-        abs(count * unit.seconds / unit.perSecond - seconds) <= seconds * 1e-9
+        abs(count * unit.seconds / unit.perSecond - seconds) <= seconds * 1e-9,
+        count > 1 || unit.seconds == 1
       {
         return "\(Int64(count))\(unit.suffix)"
       }
     }
     return "\(seconds)s"
+  }
+
+  /// A duration option's range as both its help and its range error write it
+  /// (`100us to 60s`).
+  static func durationRangeText(_ range: ClosedRange<Double>) -> String {
+    "\(durationText(range.lowerBound)) to \(durationText(range.upperBound))"
   }
 
   /// `bytes` as the command line writes it, in the longest binary unit that gives a whole

@@ -46,6 +46,9 @@ package struct GzipDecoder {
   package private(set) var firstHeader: GzipHeader? = nil
   /// Header and trailer bytes of the members decoded so far (what `-l`'s ratio leaves out).
   package private(set) var overheadBytes: Int64 = 0
+  /// The CRC-32 in the last complete member's trailer (what `-lv`'s crc column shows, as
+  /// gzip shows the one in the file's last 8 bytes), nil before the first.
+  package private(set) var lastCRC: UInt32? = nil
 
   /// Whether data after a complete member that is not another member goes to the sink
   /// unchanged instead of being trailing garbage: `gzip -dcf` (and `zcat -f`) copy it.
@@ -219,6 +222,7 @@ package struct GzipDecoder {
     }
     members += 1
     overheadBytes += 8
+    lastCRC = trailer.crc
     state = .betweenMembers
   }
 

@@ -225,6 +225,39 @@ import Testing
     #expect(Self.number(summary, "files.matching") == 4)
   }
 
+  /// A backup the check cannot read (mode 000, checked by a user who does not own it) is a
+  /// failure that names it and the cause, never a finding: nothing is known of what it holds.
+  @Test(
+    .tags(.system), .systemTier,
+    .enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func aBackupTheCheckCannotReadIsAFailureNamingItAndTheCause() throws {
+    let folder = TemporaryFolder("check-unreadable")
+    let binary = try SqueezeBinary.publicCopy(in: folder)
+    try folder.write("S/a.txt", TestData.text(2_000, seed: 1))
+    try folder.write("S/b.txt", TestData.text(3_000, seed: 2))
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    for path in ["S", "M"] { chmod(folder.url(path), 0o755) }
+    for path in ["S/a.txt", "S/b.txt"] { chmod(folder.url(path), 0o644) }
+    chmod(folder.url("M/a.txt.gz"), 0o000)
+    let check = try SqueezeBinary.runAsNobody(
+      binary, ["--check", "-o", folder.url("M"), folder.url("S/")])
+    #expect(check.status == 1)
+    #expect(check.stdout.isEmpty, "\(check.stdoutText)")
+    #expect(
+      check.stderrText.contains(
+        "squeeze: \(folder.url("S/a.txt")): cannot read '\(folder.url("M/a.txt.gz"))': Permission denied (errno 13)\n"
+      ), "\(check.stderrText)")
+    #expect(check.stderrText.contains("1 file matches"), "\(check.stderrText)")
+    #expect(check.stderrText.contains("1 failed"), "\(check.stderrText)")
+    #expect(!check.stderrText.contains("out of date"), "\(check.stderrText)")
+    let summary = try Self.json(
+      try SqueezeBinary.runAsNobody(
+        binary, ["--check", "--json", "-o", folder.url("M"), folder.url("S/")]))
+    #expect(Self.number(summary, "files.failed.count") == 1)
+    #expect(Self.number(summary, "files.matching") == 1)
+    #expect((summary["findings"] as? [Any])?.isEmpty == true, "\(summary)")
+  }
+
   /// The CRC-32 of `bytes` as the check prints it (8 hex digits), from the system's gzip.
   static func crcHex(_ bytes: [UInt8]) throws -> String {
     let folder = TemporaryFolder("crc")

@@ -138,18 +138,26 @@ import Testing
     }
   }
 
-  @Test(arguments: [
-    (["--rsyncable", "-d", "x.gz"], "--decompress"),
-    (["--rsyncable", "-t", "x.gz"], "--test"),
-    (["-l", "--rsyncable", "x.gz"], "--list"),
-    (["--rsyncable", "-d", "-l", "x.gz"], "--list"),
-    (["-dc", "--rsyncable"], "--decompress"),
-  ])
-  func itIsAUsageErrorWhenNothingIsCompressed(arguments: [String], mode: String) throws {
-    let result = try SqueezeBinary.run(arguments)
-    #expect(result.status == 64)
-    #expect(result.stderrText.hasPrefix("Error: '--rsyncable' cannot be used with '\(mode)'"))
-    #expect(result.stdout.isEmpty)
+  /// As gzip and pigz: restoring, testing and listing take --rsyncable and ignore it, doing
+  /// exactly what they do without it.
+  @Test(arguments: [["-d", "-k"], ["-t"], ["-l"], ["-d", "-l"], ["-dc"]])
+  func modesThatDoNotCompressIgnoreIt(mode: [String]) throws {
+    let folder = TemporaryFolder("rsyncable-ignored")
+    let text = TestData.text(20_000, seed: 9)
+    try folder.write("x", text)
+    #expect(try SqueezeBinary.run([folder.url("x")]).status == 0)
+    let gz = folder.url("x.gz")
+    let compressed = try folder.read("x.gz")
+    let plain = try SqueezeBinary.run(mode + (mode == ["-dc"] ? [] : [gz]), input: compressed)
+    try #require(plain.status == 0, "\(plain.stderrText)")
+    if mode == ["-d", "-k"] { try FileManager.default.removeItem(atPath: folder.url("x")) }
+    let ignored = try SqueezeBinary.run(
+      ["--rsyncable"] + mode + (mode == ["-dc"] ? [] : [gz]), input: compressed)
+    #expect(ignored.status == 0, "\(ignored.stderrText)")
+    #expect(ignored.stdout == plain.stdout, "\(mode)")
+    #expect(ignored.stderrText == plain.stderrText, "\(mode)")
+    if mode == ["-d", "-k"] { #expect(try folder.read("x") == text) }
+    if mode == ["-dc"] { #expect(ignored.stdout == text) }
   }
 
   static func identity(_ path: String) -> [Int] {

@@ -281,7 +281,52 @@ import Testing
       missing.stderrText
         == "squeeze: cannot open --link-dest folder '\(folder.url("nope"))': No such file or directory (errno 2); nothing was done\n"
     )
-    #expect(TemporaryFolder.files(in: folder.url("N5")).isEmpty)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("N5")), "nothing is made")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("N4")), "nothing is made")
+  }
+
+  /// A run refused for its `--link-dest` makes nothing: neither the `-o` folder nor any of
+  /// its parents (`mkdir -p`), whatever the reason.
+  @Test func aRunRefusedForItsLinkDestLeavesNoFolderBehind() throws {
+    let folder = TemporaryFolder("link-refused-nothing")
+    try folder.write("S/f.txt", text: "x\n")
+    try folder.write("not-a-folder", text: "x\n")
+    #expect(try SqueezeBinary.run(["-o", folder.url("S/.snap/N1"), folder.url("S/")]).status == 0)
+    let refusals: [(linkDestination: String, cause: String)] = [
+      ("../../nope", "cannot open --link-dest folder"),
+      (folder.url("not-a-folder"), "cannot open --link-dest folder"),
+      (folder.url("S/.snap/N1"), "lies inside the source"),
+      (".", "is the --output folder itself"),
+      ("../N", "is the --output folder itself"),
+    ]
+    for (linkDestination, cause) in refusals {
+      let refused = try SqueezeBinary.run([
+        "-o", folder.url("new/N"), "--link-dest", linkDestination, folder.url("S/"),
+      ])
+      #expect(refused.status == 1, "\(linkDestination)")
+      #expect(refused.stderrText.contains(cause), "\(linkDestination): \(refused.stderrText)")
+      #expect(
+        !FileManager.default.fileExists(atPath: folder.url("new")),
+        "\(linkDestination) left a folder")
+    }
+  }
+
+  /// A relative `--link-dest` into an `-o` folder not made yet is found where it will be
+  /// from that folder once made: the `..` out of the folders to be made by the path, the
+  /// rest on disk (here through a symbolic link to a folder elsewhere).
+  @Test func aRelativeLinkDestIsFoundFromTheFolderToBeMadeThroughALinkedParent() throws {
+    let folder = TemporaryFolder("link-relative-new")
+    try folder.write("S/f.txt", TestData.text(3_000))
+    try folder.makeFolder("real/nights")
+    symlink(folder.url("real/nights"), folder.url("nights"))
+    #expect(try SqueezeBinary.run(["-o", folder.url("real/N1"), folder.url("S/")]).status == 0)
+    // From nights/new/N2, `../../..` is real/, where N1 is (not the folder holding the link).
+    let made = try SqueezeBinary.run([
+      "-o", folder.url("nights/new/N2"), "--link-dest", "../../../N1", folder.url("S/"),
+    ])
+    #expect(made.status == 0, "\(made.stderrText)")
+    #expect(
+      try Self.sameFile(folder.url("real/N1/f.txt.gz"), folder.url("real/nights/new/N2/f.txt.gz")))
   }
 
   @Test func aLinkDestInsideTheSourceIsRefusedBeforeAnythingIsWritten() throws {
@@ -297,7 +342,7 @@ import Testing
         refused.stderrText
           == "squeeze: --link-dest folder '\(linkDestination)' lies inside the source '\(folder.url("S/"))': keep snapshots outside the tree they back up; nothing was done\n"
       )
-      #expect(TemporaryFolder.files(in: folder.url("N2")).isEmpty, "no marker, no output")
+      #expect(!FileManager.default.fileExists(atPath: folder.url("N2")), "no folder is made")
     }
   }
 

@@ -132,6 +132,12 @@ struct BackupCheck: Sendable {
       case .work(let existing):
         guard let name = settings.plan.outputName(for: list.name(of: file)) else { continue }
         let backup = settings.plan.displayPath(named: name, of: file, in: list)
+        if existing == .stale, let error = readError(index, named: name) {
+          report.failures.append(
+            DiscoveryFailure(
+              path: source, cause: "cannot read '\(backup.displayString)': \(error)"))
+          continue
+        }
         if let finding = Self.finding(existing, source: source, backup: backup, what: .file) {
           report.findings.append(finding)
         }
@@ -156,6 +162,26 @@ struct BackupCheck: Sendable {
     }
     if let mirror = plan.mirror { checkEntries(mirror, report: &report, verbose: verbose) }
     return report
+  }
+
+  /// Why file `index`'s output (named `name`) cannot be read, or nil when it can.
+  ///
+  /// The plan judges an output it cannot open or read ``ExistingOutput/stale`` and leaves the
+  /// error to the job that replaces it, which reports it. A check has no such job: without
+  /// this, an output it cannot read (mode 000 for a user who is not its owner, an I/O error)
+  /// would be reported out of date when nothing is known of it. It is inspected again, so
+  /// only for outputs judged stale, and the error that inspection meets is the answer.
+  private func readError(_ index: Int, named name: RawPath) -> SystemError? {
+    let file = list.files[index]
+    let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
+    do throws(SystemError) {
+      _ = try ExistingOutput.inspect(
+        target, sourceName: list.name(of: file), source: list.listedStatus(of: file),
+        inMirror: settings.inMirror, nameless: !settings.usesHeaderNameAndTime)
+      return nil
+    } catch {
+      return error
+    }
   }
 
   /// What kind of backup an entry is, for messages.
@@ -327,7 +353,7 @@ struct BackupCheck: Sendable {
       }
       trailer = read
     } catch {
-      return .failure(path: backup, cause: "cannot read the backup: \(error)")
+      return .failure(path: source, cause: "cannot read '\(backup.displayString)': \(error)")
     }
     let sum: (crc: UInt32, bytes: Int64)
     switch readSource(index, buffer: buffer) {
@@ -395,7 +421,7 @@ struct BackupCheck: Sendable {
     do throws(SystemError) {
       output = try target.open(flags: .source)
     } catch {
-      return .failure(path: backup, cause: "cannot read the backup: \(error)")
+      return .failure(path: source, cause: "cannot read '\(backup.displayString)': \(error)")
     }
     // The descriptor stays open (`output` lives to the end of this function); the closure
     // below only reads through its number.
@@ -420,7 +446,7 @@ struct BackupCheck: Sendable {
             "damaged backup: its trailer does not match the source and '\(backup.displayString)' cannot be decoded: \(fault)"
         ))
     } catch {
-      return .failure(path: backup, cause: "cannot read the backup: \(error)")
+      return .failure(path: source, cause: "cannot read '\(backup.displayString)': \(error)")
     }
     if crc.value == sum.crc && decoded.bytes == sum.bytes { return .matches(bytes: sum.bytes) }
     let hex = { (value: UInt32) in

@@ -3,7 +3,8 @@ import SqueezeSystem
 import SqueezeTaskLog
 
 /// `squeeze -l`: a table like gzip's `-l` (compressed size, uncompressed size, ratio, name)
-/// with a totals row, or the same as JSON with `--json`.
+/// with a totals row, with `-v` gzip's `-lv` columns before them (method, CRC-32, date and
+/// time), or the same as JSON with `--json`.
 ///
 /// As gzip 1.12 does, each file is decoded to the end, so the uncompressed size is exact
 /// (multi-member files, files over 4 GiB) and a damaged file is an error, not a made-up row.
@@ -31,6 +32,11 @@ package struct ListCommand {
     var uncompressed: Int64
     /// Header and trailer bytes of all members.
     var overhead: Int64
+    /// The CRC-32 in the last member's trailer.
+    var crc: UInt32 = 0
+    /// The date column's time, in seconds since the epoch: the file's modification time, or
+    /// with `-N` its header's MTIME when that is set (as gzip's `-lv`).
+    var modificationTime: Int64 = 0
   }
 
   /// Lists the files and returns the exit status.
@@ -42,9 +48,9 @@ package struct ListCommand {
     var failed = false
     if configuration.readsStandardInput {
       do throws(FileFailure) {
-        entries.append(
-          try Self.entry(decoding: 0, path: "(standard input)", name: "stdout", decoders: decoders)
-            .entry)
+        let decoded = try Self.entry(
+          decoding: 0, path: "(standard input)", name: "stdout", decoders: decoders)
+        entries.append(Self.dated(decoded, descriptor: 0))
       } catch {
         stderr.write("squeeze: (standard input): \(error)\n")
         failed = true
@@ -82,7 +88,10 @@ package struct ListCommand {
           {
             entry.entry.name = Self.sibling(of: path, named: stored)
           }
-          entries.append(entry.entry)
+          entries.append(
+            Self.dated(
+              entry, descriptor: source.descriptor,
+              headerTime: configuration.files.usesHeaderNameAndTime))
         } catch {
           stderr.write("squeeze: \(path.displayString): \(error)\n")
           failed = true
@@ -91,7 +100,10 @@ package struct ListCommand {
     }
     let text =
       configuration.json
-      ? Self.json(entries) : Self.table(entries, rowsOnly: configuration.verbosity <= .quiet)
+      ? Self.json(entries)
+      : Self.table(
+        entries, rowsOnly: configuration.verbosity <= .quiet,
+        verbose: configuration.verbosity >= .verbose)
     let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
     return failed || !written ? .failure : .success
   }
@@ -112,9 +124,24 @@ package struct ListCommand {
     return (
       Entry(
         path: path, name: name, compressed: decoder.offset, uncompressed: decoder.totalOutput,
-        overhead: decoder.overheadBytes),
+        overhead: decoder.overheadBytes, crc: decoder.lastCRC ?? 0),
       decoder.firstHeader
     )
+  }
+
+  /// `decoded`'s entry with the date column's time, as gzip's `-lv` chooses it: the header's
+  /// MTIME with `-N` (`headerTime`) when it is not 0, otherwise the modification time of
+  /// the file open at `descriptor` (`fstat(2)`; for standard input, whatever it is).
+  static func dated(
+    _ decoded: (entry: Entry, header: GzipHeader?), descriptor: Int32, headerTime: Bool = false
+  ) -> Entry {
+    var entry = decoded.entry
+    if headerTime, let stored = decoded.header?.modificationTime, stored != 0 {
+      entry.modificationTime = Int64(stored)
+    } else if let status = try? Descriptor.status(descriptor) {
+      entry.modificationTime = status.modificationTime.seconds
+    }
+    return entry
   }
 
   /// `name` in the folder of `path` as displayed (`dir/a.gz` → `dir/a`, `a.gz` → `a`).
@@ -132,14 +159,19 @@ package struct ListCommand {
 
   /// The table: gzip -l's columns, then `(totals)` when there is more than one file; with
   /// `rowsOnly` (`-q`), one row per file and neither the heading nor the totals, as
-  /// `gzip -lq` prints it.
-  static func table(_ entries: [Entry], rowsOnly: Bool = false) -> String {
+  /// `gzip -lq` prints it. With `verbose` (`-v`), each row starts with gzip -lv's columns
+  /// (`defla af083b2d Dec  2 14:34 `: the method, always deflate, the last trailer's CRC-32
+  /// in hex, and ``Entry/modificationTime`` in local time), the heading with their names and
+  /// the totals row with as many spaces, as gzip 1.12 prints them.
+  static func table(_ entries: [Entry], rowsOnly: Bool = false, verbose: Bool = false) -> String {
     func pad(_ text: String, _ width: Int) -> String {
       String(repeating: " ", count: max(0, width - text.count)) + text
     }
-    var text =
-      rowsOnly
-      ? "" : pad("compressed", 19) + " " + pad("uncompressed", 19) + "  ratio uncompressed_name\n"
+    var text = ""
+    if !rowsOnly {
+      if verbose { text += "method  crc     date  time  " }
+      text += pad("compressed", 19) + " " + pad("uncompressed", 19) + "  ratio uncompressed_name\n"
+    }
     func row(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64, _ name: String)
       -> String
     {
@@ -149,9 +181,11 @@ package struct ListCommand {
         + "% " + name + "\n"
     }
     for entry in entries {
+      if verbose { text += Self.verboseColumns(entry) }
       text += row(entry.compressed, entry.uncompressed, entry.overhead, entry.name.displayString)
     }
     if entries.count > 1 && !rowsOnly {
+      if verbose { text += String(repeating: " ", count: 28) }
       text += row(
         entries.reduce(0) { $0 + $1.compressed }, entries.reduce(0) { $0 + $1.uncompressed },
         entries.reduce(0) { $0 + $1.overhead }, "(totals)")
@@ -159,25 +193,46 @@ package struct ListCommand {
     return text
   }
 
-  /// The same as JSON: `{"schema":2,"files":[...],"totals":{...}}`, where `savedPercent` is
-  /// the table's "ratio" column (gzip's: percent saved, header and trailer left out) to two
-  /// decimals, and `ratio`, deprecated and kept for readers of schema 2, is as in every
-  /// object squeeze prints compressed ÷ uncompressed (the file's bytes over what it
-  /// decompresses to). Both are null for a file that decompresses to nothing.
+  /// gzip -lv's first columns for `entry`, 28 characters: `defla af083b2d Dec  2 14:34 `
+  /// (gzip's `"%5s %08lx "` and `"%s%3d %02d:%02d "`), with `??? ?? ??:?? ` for a time the
+  /// C library cannot convert.
+  static func verboseColumns(_ entry: Entry) -> String {
+    func padded(_ value: Int, _ width: Int, with filler: Character) -> String {
+      let digits = String(value)
+      return String(repeating: filler, count: max(0, width - digits.count)) + digits
+    }
+    let hex = String(entry.crc, radix: 16)
+    var text = "defla " + String(repeating: "0", count: 8 - hex.count) + hex + " "
+    if let time = LocalTime(seconds: entry.modificationTime) {
+      text += LocalTime.monthAbbreviations[time.month - 1] + padded(time.day, 3, with: " ") + " "
+      text += padded(time.hour, 2, with: "0") + ":" + padded(time.minute, 2, with: "0") + " "
+    } else {
+      text += "??? ?? ??:?? "
+    }
+    return text
+  }
+
+  /// The same as JSON: `{"schema":2,"files":[{"path","name","compressed","uncompressed",
+  /// "savedPercent","ratio"}],"totals":{"compressed","uncompressed","savedPercent","ratio"}}`
+  /// in that order (what the file is, then its measures, the deprecated one last), where
+  /// `savedPercent` is the table's "ratio" column (gzip's: percent saved, header and trailer
+  /// left out) to two decimals, and `ratio`, deprecated and kept for readers of schema 2, is
+  /// as in every object squeeze prints compressed ÷ uncompressed (the file's bytes over what
+  /// it decompresses to). Both are null for a file that decompresses to nothing.
   static func json(_ entries: [Entry]) -> String {
     var json = JSONWriter()
     func members(_ compressed: Int64, _ uncompressed: Int64, _ overhead: Int64) {
       json.field("compressed", compressed)
       json.field("uncompressed", uncompressed)
       if uncompressed > 0 {
-        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
         json.field(
           "savedPercent",
           Self.ratio(compressed: compressed, uncompressed: uncompressed, overhead: overhead),
           decimals: 2)
+        json.field("ratio", Double(compressed) / Double(uncompressed), decimals: 4)
       } else {
-        json.nullField("ratio")
         json.nullField("savedPercent")
+        json.nullField("ratio")
       }
     }
     json.beginObject()
@@ -186,9 +241,9 @@ package struct ListCommand {
     json.beginArray()
     for entry in entries {
       json.beginObject()
-      members(entry.compressed, entry.uncompressed, entry.overhead)
       json.field("path", entry.path.displayString)
       json.field("name", entry.name.displayString)
+      members(entry.compressed, entry.uncompressed, entry.overhead)
       json.endObject()
     }
     json.endArray()

@@ -8,25 +8,65 @@ extension RunCommand {
   /// or a snapshot a stopped run left unfinished) and, unless this is a dry run, leaves the
   /// marker of an unfinished snapshot in it before anything else is written.
   ///
-  /// A relative `--link-dest` is relative to the `-o` folder, as rsync's is (rsync(1),
-  /// `--link-dest`): `--link-dest ../2026-11-30` next to `-o /backup/2026-12-01`.
-  ///
   /// - Parameters:
   ///   - output: the `-o` folder as given.
   ///   - mirror: its open descriptor, or nil in a dry run into a folder not made yet.
+  ///   - opened: the earlier snapshots when ``openLinkDestinations(output:mirror:environment:)``
+  ///     already opened them (before the `-o` folder was made); nil to open them here.
   /// - Returns: the open earlier snapshots, in the order given, and whether the `-o` folder
   ///   is an unfinished snapshot this run resumes.
   /// - Throws: ``SnapshotError`` when the run cannot start (nothing was written then).
   @MainActor
   func prepareSnapshot(
-    output: RawPath, mirror: Int32?, environment: RunEnvironment
+    output: RawPath, mirror: Int32?, environment: RunEnvironment,
+    opened: [LinkDestination]? = nil
   ) throws(SnapshotError) -> (destinations: [LinkDestination], resumes: Bool) {
-    let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
-      FileIdentity($0)
-    }
     var resumes = false
     if let mirror {
       resumes = try SnapshotMarker.state(of: mirror, display: output) == .unfinished
+    }
+    let destinations: [LinkDestination]
+    if let opened {
+      destinations = opened
+    } else {
+      destinations = try openLinkDestinations(
+        output: output, mirror: mirror, environment: environment)
+    }
+    if let mirror, !configuration.dryRun {
+      // What a run killed while it wrote the marker left: its temporary, not to be kept in
+      // the snapshot.
+      TemporaryCleaner(namer: environment.namer).cleanOnce(
+        folderOf: RelativeLocation(base: mirror, directory: "", name: SnapshotMarker.name))
+      do throws(SystemError) {
+        try SnapshotMarker.leave(in: mirror, namer: environment.namer)
+      } catch {
+        throw .cannotMark(output, error)
+      }
+    }
+    return (destinations, resumes)
+  }
+
+  /// Opens the `--link-dest` folders and checks each: it opens, it is not the `-o` folder,
+  /// and it does not lie inside a source argument. A run refused here writes nothing, so a
+  /// run into an `-o` folder not made yet calls this before making it.
+  ///
+  /// A relative `--link-dest` is relative to the `-o` folder, as rsync's is (rsync(1),
+  /// `--link-dest`): `--link-dest ../2026-11-30` next to `-o /backup/2026-12-01`. When the
+  /// `-o` folder exists it is opened through it, so `..` means its parent on disk (as rsync,
+  /// which changes into it first); when it does not, through the deepest part of its path
+  /// that exists (``openingPathBeforeCreation(of:output:)``).
+  ///
+  /// - Parameters:
+  ///   - output: the `-o` folder as given.
+  ///   - mirror: its open descriptor, or nil when it does not exist (yet).
+  /// - Returns: the open earlier snapshots, in the order given.
+  /// - Throws: ``SnapshotError`` when one cannot be opened or cannot be linked from.
+  @MainActor
+  func openLinkDestinations(
+    output: RawPath, mirror: Int32?, environment: RunEnvironment
+  ) throws(SnapshotError) -> [LinkDestination] {
+    let outputIdentity = mirror.flatMap { try? FileStatus.of(".", in: $0) }.map {
+      FileIdentity($0)
     }
     var destinations: [LinkDestination] = []
     var sourceFolders: [FileIdentity: RawPath] = [:]
@@ -40,9 +80,18 @@ extension RunCommand {
     }
     for given in configuration.linkDestinations {
       let display = given.isAbsolute ? given : Self.lexicallyJoined(output, given)
-      // Opened through the -o folder itself when it exists, so `..` means its parent on
-      // disk (as rsync, which changes into it first).
-      let opened = given.isAbsolute || mirror == nil ? display : output.appending(given)
+      // A folder not made yet has no identity to compare: its path says it.
+      if mirror == nil, Self.lexicallyNormal(display) == Self.lexicallyNormal(output) {
+        throw .isOutputFolder(display)
+      }
+      let opened =
+        if given.isAbsolute {
+          display
+        } else if mirror != nil {
+          output.appending(given)
+        } else {
+          Self.openingPathBeforeCreation(of: given, output: output) ?? display
+        }
       let base: Int
       do throws(SystemError) {
         base = try environment.bases.open(opened)
@@ -60,18 +109,38 @@ extension RunCommand {
       }
       destinations.append(LinkDestination(base: base, display: display))
     }
-    if let mirror, !configuration.dryRun {
-      // What a run killed while it wrote the marker left: its temporary, not to be kept in
-      // the snapshot.
-      TemporaryCleaner(namer: environment.namer).cleanOnce(
-        folderOf: RelativeLocation(base: mirror, directory: "", name: SnapshotMarker.name))
-      do throws(SystemError) {
-        try SnapshotMarker.leave(in: mirror, namer: environment.namer)
-      } catch {
-        throw .cannotMark(output, error)
-      }
+    return destinations
+  }
+
+  /// Where the relative `--link-dest` `given` is to be opened while the `-o` folder
+  /// `output` does not exist: the `..` that climb out of the folders still to be made are
+  /// taken by the text (such a folder's `..` will be the folder it is made in), the rest on
+  /// disk from the deepest part of `output` that exists, just as opening it through the
+  /// folder once made would resolve it. Nil when `output` ends in `.` or `..` below what
+  /// exists, where the text alone cannot say which folders will be made.
+  ///
+  /// `-o link/new --link-dest ../../old`, `link` a symbolic link to `/b/c`: `new` is missing,
+  /// so the first `..` leaves it by the text and the second is opened on disk from `link`:
+  /// `link/../old`, which is `/b/old`.
+  static func openingPathBeforeCreation(of given: RawPath, output: RawPath) -> RawPath? {
+    let slash = UInt8(ascii: "/")
+    var existing = output.bytes.split(separator: slash).map(Array.init)
+    var missing: [[UInt8]] = []
+    func path(_ parts: [[UInt8]]) -> RawPath {
+      let joined = parts.joined(separator: [slash])
+      if output.isAbsolute { return RawPath(bytes: [slash] + joined) }
+      return RawPath(bytes: parts.isEmpty ? [UInt8(ascii: ".")] : Array(joined))
     }
-    return (destinations, resumes)
+    while !existing.isEmpty,
+      (try? FileStatus.of(
+        path(existing), in: Descriptor.currentDirectory, followingSymlinks: true)) == nil
+    {
+      missing.insert(existing.removeLast(), at: 0)
+    }
+    let dot = UInt8(ascii: ".")
+    if missing.contains([dot]) || missing.contains([dot, dot]) { return nil }
+    let below = lexicallyJoined(RawPath(bytes: Array(missing.joined(separator: [slash]))), given)
+    return path(existing).appending(below)
   }
 
   /// The source argument that the folder open at `folder` is, or lies below (its folder
@@ -129,6 +198,12 @@ extension RunCommand {
         path: output.trimmingTrailingSlashes.appending(SnapshotMarker.name),
         cause: "cannot remove the marker of an unfinished snapshot: \(error)")
     }
+  }
+
+  /// `path` with `.` and `..` taken away by the text alone (`a/./b/../c/` gives `a/c`), for
+  /// comparing two spellings of one path.
+  static func lexicallyNormal(_ path: RawPath) -> RawPath {
+    lexicallyJoined(RawPath(bytes: path.isAbsolute ? [UInt8(ascii: "/")] : []), path)
   }
 
   /// `relative` below `folder`, with `.` and `..` taken away by the text alone

@@ -100,10 +100,24 @@ package struct RunCommand {
         ))
     }
     let base: Int?
+    var linkDestinations: [LinkDestination]? = nil
     if configuration.dryRun || configuration.checksBackup {
       // Nothing is created: an output folder that does not exist yet has no outputs.
       base = try? environment.bases.open(output)
     } else {
+      // A snapshot into a folder not made yet: its earlier snapshots are checked first, so
+      // a run refused for them leaves no folder behind.
+      if !configuration.linkDestinations.isEmpty,
+        (try? FileStatus.of(output, in: Descriptor.currentDirectory, followingSymlinks: true))
+          == nil
+      {
+        do throws(SnapshotError) {
+          linkDestinations = try openLinkDestinations(
+            output: output, mirror: nil, environment: environment)
+        } catch {
+          return refuse("\(error)")
+        }
+      }
       do {
         let contentsGoToTop = configuration.paths.contains { ArgumentMapping.namesContents($0) }
         (base, _) = try OutputFolder.prepare(
@@ -121,7 +135,7 @@ package struct RunCommand {
     if !configuration.linkDestinations.isEmpty {
       do throws(SnapshotError) {
         let snapshot = try prepareSnapshot(
-          output: output, mirror: mirrorBase, environment: environment)
+          output: output, mirror: mirrorBase, environment: environment, opened: linkDestinations)
         settings.linkDestinations = snapshot.destinations
         if snapshot.resumes {
           // A snapshot is the source as it was when it finished: what the stopped run

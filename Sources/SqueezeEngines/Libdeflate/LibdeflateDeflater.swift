@@ -13,6 +13,10 @@ import CLibdeflate
 /// Already-compressed data: a chunk the ``IncompressibleProbe`` finds incompressible is
 /// written as stored blocks, at copying speed.
 ///
+/// Tiny inputs: a file's last chunk of at most 128 bytes is also compressed by zlib
+/// (``TinyInputDeflater``), whose output is kept when shorter, so a tiny file is never
+/// larger than gzip's at the same level.
+///
 /// Small inputs: at levels 6 and 7, chunks of at most ``smallChunkSize`` bytes are
 /// compressed with libdeflate's level 8, whose lazy2 parser costs little more on small
 /// inputs. libdeflate -6 is 0.10 % larger than zlib -6 on the corpus's 20,000 files of
@@ -27,6 +31,8 @@ final class LibdeflateDeflater: ChunkDeflater {
   private let locator = FinalBlockLocator()
   /// Decides when a chunk is stored instead (already-compressed data).
   private let probe: IncompressibleProbe
+  /// zlib's second opinion on a file's tiny last chunk.
+  private let tiny: TinyInputDeflater
 
   /// The largest chunk compressed with ``smallCompressor``: 4 KiB.
   static let smallChunkSize = 4 << 10
@@ -45,6 +51,7 @@ final class LibdeflateDeflater: ChunkDeflater {
     self.compressor = compressor
     do {
       probe = try IncompressibleProbe()
+      tiny = try TinyInputDeflater(level: level)
     } catch {
       libdeflate_free_compressor(compressor)
       throw error
@@ -109,7 +116,10 @@ final class LibdeflateDeflater: ChunkDeflater {
         library: .libdeflate, code: 0, detail: "compressed data did not fit its buffer (libdeflate)"
       )
     }
-    if isLast { return produced }
+    if isLast {
+      guard chunk.count <= TinyInputDeflater.maximumLength else { return produced }
+      return tiny.smaller(chunk, than: produced, in: output)
+    }
     let location = try locator.locate(UnsafeRawBufferPointer(rebasing: output[..<produced]))
     guard (location.endBit + 7) / 8 == produced else {
       throw EngineError(

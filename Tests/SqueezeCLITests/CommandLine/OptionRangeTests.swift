@@ -30,7 +30,7 @@ import Testing
     ),
     (
       arguments: ["--sample-interval", "999999999999999d", "x"],
-      option: "--sample-interval <duration>", range: "from 100us to 1m"
+      option: "--sample-interval <duration>", range: "from 100us to 60s"
     ),
     (
       arguments: ["--block-size", "99999999999999999999G", "x"], option: "--block-size <size>",
@@ -79,6 +79,21 @@ import Testing
     let invalid = try #require(Self.invalidValue(arguments), "\(arguments) parsed")
     #expect(invalid.option == option)
     #expect(invalid.reason.contains(range), "\(invalid.reason)")
+  }
+
+  /// `--help` and the range error write a duration option's bounds the same way: 60 seconds
+  /// is `60s` in both, never `60s` in one and `1m` in the other.
+  @Test(arguments: [
+    (long: "older-than", tooBig: "1000001d", range: "1ns to 1000000d"),
+    (long: "sample-interval", tooBig: "61s", range: "100us to 60s"),
+  ])
+  func theHelpAndTheRangeErrorWriteTheBoundsAlike(long: String, tooBig: String, range: String)
+    throws
+  {
+    let help = try #require(OptionTable.long(long)).help
+    #expect(help.contains("; \(range))."), "\(help)")
+    let invalid = try #require(Self.invalidValue(["--\(long)", tooBig, "x"]))
+    #expect(invalid.reason.hasPrefix("expected a duration from \(range), such as"), "\(invalid)")
   }
 
   @Test func theOlderThanMessageHasSwiftArgumentParsersShape() {
@@ -132,10 +147,14 @@ import Testing
 
   @Test(arguments: [
     (seconds: 1e-9, text: "1ns"), (seconds: 0.0001, text: "100us"), (seconds: 0.005, text: "5ms"),
-    (seconds: 60, text: "1m"), (seconds: 90, text: "90s"),
+    (seconds: 60, text: "60s"), (seconds: 90, text: "90s"),
+    (seconds: 120, text: "2m"), (seconds: 3600, text: "60m"), (seconds: 86400, text: "24h"),
+    (seconds: 1, text: "1s"),
     (seconds: 86_400_000_000, text: "1000000d"),
   ])
-  func durationsAreWrittenInTheLongestWholeUnit(seconds: Double, text: String) {
+  func durationsAreWrittenInTheLongestWholeUnitButOneOfABigUnitInTheNext(
+    seconds: Double, text: String
+  ) {
     #expect(ValueParsers.durationText(seconds) == text)
     #expect(ValueParsers.duration(text) == seconds)
   }
