@@ -94,7 +94,8 @@ enum FastLevels {
   ///
   /// - Throws: ``EngineError`` when a library cannot allocate its state.
   static func makeDeflater(level: Int) throws(EngineError) -> any ChunkDeflater {
-    let libdeflate = try LibdeflateDeflater(level: libdeflateLevel(forLevel: level))
+    let libdeflate = try LibdeflateDeflater(
+      level: libdeflateLevel(forLevel: level), tinyInputLevel: level)
     guard let isal = isal(forLevel: level) else { return libdeflate }
     return LengthSplitDeflater(
       long: try ISALDeflater(level: isal.isalLevel), short: libdeflate,

@@ -43,15 +43,20 @@ final class LibdeflateDeflater: ChunkDeflater {
 
   /// Allocates a compressor (`libdeflate_alloc_compressor`).
   ///
+  /// - Parameters:
+  ///   - level: libdeflate's level.
+  ///   - tinyInputLevel: the squeeze level whose `gzip` a tiny file must not exceed, for
+  ///     zlib's second opinion (``TinyInputDeflater``); `level` when nil. The level map gives
+  ///     squeeze `-3` to libdeflate's level 1, and a tiny file there is held to `gzip -3`.
   /// - Throws: ``EngineError`` when libdeflate cannot allocate it.
-  init(level: Int) throws(EngineError) {
+  init(level: Int, tinyInputLevel: Int? = nil) throws(EngineError) {
     guard let compressor = libdeflate_alloc_compressor(Int32(level)) else {
       throw Self.allocationFailure(level: level)
     }
     self.compressor = compressor
     do {
       probe = try IncompressibleProbe()
-      tiny = try TinyInputDeflater(level: level)
+      tiny = try TinyInputDeflater(level: tinyInputLevel ?? level)
     } catch {
       libdeflate_free_compressor(compressor)
       throw error
