@@ -6,7 +6,7 @@ import SqueezeSystem
 /// (`tar c dir | squeeze > dir.tar.gz`, `squeeze -dc x.gz | less`). Files are written one
 /// after another as concatenated members; each is compressed chunk-parallel. A regular file
 /// (named, or standard input redirected from one) restores or tests chunk-parallel too
-/// (``ChunkedFileRestore``); a pipe is read once, front to back, on one core.
+/// (`ChunkedFileRestore`); a pipe is read once, front to back, on one core.
 package struct StreamCommand {
   /// The run's configuration, resolved once.
   let configuration: RunConfiguration
