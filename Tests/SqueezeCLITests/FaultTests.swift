@@ -311,17 +311,10 @@ import Testing
         "in/d\(index % 10)/f\(index)", TestData.text(2000 + index, seed: UInt64(index)))
     }
     for arguments in [["-o", folder.url("out")], []] {
-      let other = Process()
-      other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
-      other.arguments = arguments + [folder.url("in/")]
-      let otherErrors = Pipe()
-      other.standardError = otherErrors
-      try other.run()
-      let mine = try SqueezeBinary.run(arguments + [folder.url("in/")])
-      let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
-      other.waitUntilExit()
+      let (mine, otherStatus, otherErrors) = try SqueezeBinary.runTwiceAtOnce(
+        arguments + [folder.url("in/")])
       #expect(mine.status == 0, "\(mine.stderrText)")
-      #expect(other.terminationStatus == 0, "\(String(decoding: theirs, as: UTF8.self))")
+      #expect(otherStatus == 0, "\(otherErrors)")
       let output = arguments.isEmpty ? folder.url("in") : folder.url("out")
       #expect(try Self.checkOutputs(output, sources: folder.url("in")) == 1500)
       #expect(Self.temporaries(in: folder.path).isEmpty)
@@ -339,18 +332,9 @@ import Testing
     }
     #expect(try SqueezeBinary.run(["-q", "-o", folder.url("M"), folder.url("S/")]).status == 0)
     let arguments = ["-d", "-o", folder.url("R"), folder.url("M/")]
-    let other = Process()
-    other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
-    other.arguments = arguments
-    let otherErrors = Pipe()
-    other.standardError = otherErrors
-    try other.run()
-    let mine = try SqueezeBinary.run(arguments)
-    let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
-    other.waitUntilExit()
+    let (mine, otherStatus, otherErrors) = try SqueezeBinary.runTwiceAtOnce(arguments)
     #expect(mine.status == 0, "\(mine.stderrText.prefix(600))")
-    #expect(
-      other.terminationStatus == 0, "\(String(decoding: theirs.prefix(600), as: UTF8.self))")
+    #expect(otherStatus == 0, "\(otherErrors.prefix(600))")
     let differences = TreeSnapshot(folder.url("S")).differences(
       from: TreeSnapshot(folder.url("R")))
     #expect(differences.isEmpty, "\(differences.prefix(10))")
@@ -385,19 +369,9 @@ import Testing
     }
     for round in 0..<4 {
       let arguments = ["-o", folder.url("M\(round)")] + linkDest + [folder.url("S/")]
-      let other = Process()
-      other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
-      other.arguments = arguments
-      let otherErrors = Pipe()
-      other.standardError = otherErrors
-      try other.run()
-      let mine = try SqueezeBinary.run(arguments)
-      let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
-      other.waitUntilExit()
+      let (mine, otherStatus, otherErrors) = try SqueezeBinary.runTwiceAtOnce(arguments)
       #expect(mine.status == 0, "round \(round): \(mine.stderrText.prefix(600))")
-      #expect(
-        other.terminationStatus == 0,
-        "round \(round): \(String(decoding: theirs.prefix(600), as: UTF8.self))")
+      #expect(otherStatus == 0, "round \(round): \(otherErrors.prefix(600))")
       let restored = try SqueezeBinary.run([
         "-d", "-o", folder.url("R\(round)"), folder.url("M\(round)/"),
       ])
@@ -424,17 +398,10 @@ import Testing
       contents["f\(index)"] = data
       try folder.write("in/f\(index)", data)
     }
-    let other = Process()
-    other.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
-    other.arguments = ["--rm", folder.url("in")]
-    let otherErrors = Pipe()
-    other.standardError = otherErrors
-    try other.run()
-    let mine = try SqueezeBinary.run(["--rm", folder.url("in")])
-    let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
-    other.waitUntilExit()
+    let (mine, otherStatus, otherErrors) = try SqueezeBinary.runTwiceAtOnce(
+      ["--rm", folder.url("in")])
     #expect(mine.status == 0, "\(mine.stderrText.prefix(500))")
-    #expect(other.terminationStatus == 0, "\(String(decoding: theirs.prefix(500), as: UTF8.self))")
+    #expect(otherStatus == 0, "\(otherErrors.prefix(500))")
     let left = try FileManager.default.contentsOfDirectory(atPath: folder.url("in")).sorted()
     #expect(left == contents.keys.map { $0 + ".gz" }.sorted(), "only outputs are left")
     for (name, data) in contents where name.hasSuffix("0") {

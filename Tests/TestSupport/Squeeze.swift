@@ -27,6 +27,25 @@ public enum SqueezeBinary {
       path, arguments, input: input, currentDirectory: currentDirectory, onStart: onStart)
   }
 
+  /// Two runs of squeeze with the same `arguments` at once (a cron job overlapping the last
+  /// one): the other is started first, then this one runs to its end.
+  ///
+  /// - Returns: this run's result, and the other's exit status and standard error.
+  public static func runTwiceAtOnce(_ arguments: [String]) throws -> (
+    mine: Shell.Result, otherStatus: Int32, otherErrors: String
+  ) {
+    let other = Process()
+    other.executableURL = URL(fileURLWithPath: path)
+    other.arguments = arguments
+    let otherErrors = Pipe()
+    other.standardError = otherErrors
+    try other.run()
+    let mine = try run(arguments)
+    let theirs = otherErrors.fileHandleForReading.readDataToEndOfFile()
+    other.waitUntilExit()
+    return (mine, other.terminationStatus, String(decoding: theirs, as: UTF8.self))
+  }
+
   /// A copy of the binary in a folder every user can read and run, for runs as `nobody`.
   public static func publicCopy(in folder: TemporaryFolder) throws -> String {
     let copy = folder.url("bin/squeeze")
