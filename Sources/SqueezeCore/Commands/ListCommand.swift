@@ -6,8 +6,9 @@ import SqueezeTaskLog
 /// with a totals row, with `-v` gzip's `-lv` columns before them (method, CRC-32, date and
 /// time), or the same as JSON with `--json`.
 ///
-/// As gzip 1.12 does, each file is decoded to the end, so the uncompressed size is exact
-/// (multi-member files, files over 4 GiB) and a damaged file is an error, not a made-up row.
+/// Each file is decoded to the end, so the uncompressed size is exact (multi-member files,
+/// files over 4 GiB) and a damaged file is an error, not a made-up row; gzip 1.12 reads only
+/// the last trailer (a file of two members shows the second one's size).
 /// The ratio leaves out header and trailer bytes:
 /// `(uncompressed - (compressed - headers - trailers)) / uncompressed`. The name column is
 /// the path the file would decompress to (with `-N`, the name stored in its header).
