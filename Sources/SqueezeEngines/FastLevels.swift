@@ -70,7 +70,9 @@ enum FastLevels {
   /// - Parameter avx512: as for ``isal(forLevel:avx512:)``.
   static func libdeflateLevel(forLevel level: Int, avx512: Bool = isalUsesAVX512) -> Int {
     switch level {
-    case 2 where !avx512, 3: 1
+    case 3: 1
+    // Level 2 with no part for ISA-L: the CPU test is the map's, not repeated here.
+    case 2 where isal(forLevel: 2, avx512: avx512) == nil: 1
     default: level
     }
   }
