@@ -61,7 +61,7 @@ public enum Shell {
       group.enter()
       DispatchQueue.global().async {
         let handle = stdin.fileHandleForWriting
-        try? handle.write(contentsOf: Data(input))
+        feed(input, to: handle.fileDescriptor)
         try? handle.close()
         group.leave()
       }
@@ -75,6 +75,43 @@ public enum Shell {
         stderr: err)
     }
     return Result(status: process.terminationStatus, signal: nil, stdout: out, stderr: err)
+  }
+
+  /// Writes `bytes` to the pipe `descriptor` until they are all written or the reader has
+  /// gone (`EPIPE`), on the calling thread with `SIGPIPE` blocked.
+  ///
+  /// A child that exits before it has read all its input (a usage error, `squeeze -dc` of a
+  /// damaged stream) closes the pipe's read end; the next write then raises `SIGPIPE`, whose
+  /// default action ends the whole test runner (status 141, every later test lost). The signal
+  /// is blocked on this thread only, so the disposition children inherit stays the default;
+  /// a `SIGPIPE` left pending by the failed write is taken with `sigtimedwait` before the mask
+  /// is restored, so it is never delivered.
+  static func feed(_ bytes: [UInt8], to descriptor: Int32) {
+    var pipeSignal = sigset_t()
+    sigemptyset(&pipeSignal)
+    sigaddset(&pipeSignal, SIGPIPE)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+    var offset = 0
+    bytes.withUnsafeBytes { raw in
+      while offset < raw.count {
+        let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+        if written > 0 {
+          offset += written
+        } else if written < 0 && errno == EINTR {
+          continue
+        } else {
+          break
+        }
+      }
+    }
+    var pending = sigset_t()
+    sigpending(&pending)
+    if sigismember(&pending, SIGPIPE) == 1 {
+      var noWait = timespec(tv_sec: 0, tv_nsec: 0)
+      _ = sigtimedwait(&pipeSignal, nil, &noWait)
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nil)
   }
 
   /// Runs `command` with `/bin/sh -c`.
