@@ -147,6 +147,20 @@ static const int SQUEEZE_O_PATH = O_PATH;
 #else
 static const int SQUEEZE_O_PATH = 010000000;
 #endif
+/// O_TMPFILE (an unnamed file in a folder, linked under a name when whole) and
+/// AT_EMPTY_PATH (linkat(2) of the file open as the descriptor itself): glibc shows them only
+/// with _GNU_SOURCE, so their values come from the kernel's asm-generic/fcntl.h and
+/// linux/fcntl.h otherwise.
+#ifdef O_TMPFILE
+static const int SQUEEZE_O_TMPFILE = O_TMPFILE;
+#else
+static const int SQUEEZE_O_TMPFILE = 020000000 | 0200000;
+#endif
+#ifdef AT_EMPTY_PATH
+static const int SQUEEZE_AT_EMPTY_PATH = AT_EMPTY_PATH;
+#else
+static const int SQUEEZE_AT_EMPTY_PATH = 0x1000;
+#endif
 static const unsigned long long SQUEEZE_RESOLVE_BENEATH = RESOLVE_BENEATH;
 static const unsigned long long SQUEEZE_RESOLVE_NO_MAGICLINKS = RESOLVE_NO_MAGICLINKS;
 

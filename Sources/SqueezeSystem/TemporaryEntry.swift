@@ -261,15 +261,35 @@ package final class LiveTemporaries: Sendable {
 /// temporary is removed with `unlinkat(folder, name)`, never by a path that may by then lead
 /// elsewhere or through a symbolic link. It stays entered in the run's ``LiveTemporaries``
 /// until it is renamed into place or removed, so a second stop signal removes it too.
+///
+/// An output file may instead be made without a name (``anonymousFile(in:permissions:)``,
+/// `O_TMPFILE`): it is then not entered among the live temporaries (it has nothing to
+/// remove), renaming it links it under its final name, and removing it closes it.
 package struct TemporaryEntry: Sendable {
   /// The folder it was made in.
   package let folder: FolderHandle
-  /// Its temporary name in ``folder``.
+  /// Its temporary name in ``folder``; empty for an unnamed file.
   package let name: RawPath
   /// Its number in ``temporaries``.
   private let number: UInt64
   /// The run's live temporaries.
-  private let temporaries: LiveTemporaries
+  private let temporaries: LiveTemporaries?
+  /// The open file when it was made without a name, else nil.
+  private let anonymous: AnonymousFile?
+
+  private init(
+    folder: FolderHandle, name: RawPath, number: UInt64, temporaries: LiveTemporaries?,
+    anonymous: AnonymousFile? = nil
+  ) {
+    self.folder = folder
+    self.name = name
+    self.number = number
+    self.temporaries = temporaries
+    self.anonymous = anonymous
+  }
+
+  /// Whether it was made without a name (`O_TMPFILE`).
+  package var isUnnamed: Bool { anonymous != nil }
 
   /// The temporary as a location relative to its folder's descriptor.
   package var location: RelativeLocation { folder.location(of: name) }
@@ -319,6 +339,25 @@ package struct TemporaryEntry: Sendable {
     }
   }
 
+  /// Creates an unnamed file in `folder` (``AnonymousFile``), open for reading and writing.
+  ///
+  /// - Parameter permissions: the mode to create it with (before the umask).
+  /// - Returns: the temporary and its descriptor, which the temporary owns: it is closed by
+  ///   ``rename(to:_:)`` or ``remove()``, never by the caller. Nil when the folder's file
+  ///   system or the kernel cannot make or link such a file: make a named one instead.
+  /// - Throws: ``SystemError`` from `openat(2)`.
+  package static func anonymousFile(
+    in folder: FolderHandle, permissions: mode_t
+  ) throws(SystemError) -> (entry: TemporaryEntry, descriptor: Int32)? {
+    guard let file = try AnonymousFile.make(in: folder.descriptor, permissions: permissions)
+    else { return nil }
+    return (
+      TemporaryEntry(
+        folder: folder, name: RawPath(""), number: 0, temporaries: nil, anonymous: file),
+      file.descriptor
+    )
+  }
+
   /// Creates a temporary symbolic link to `target` in `folder` (the target stored as
   /// given, never resolved).
   ///
@@ -361,6 +400,7 @@ package struct TemporaryEntry: Sendable {
   ///
   /// - Throws: ``SystemError`` from `openat(2)`.
   package func open(flags: OpenFlags) throws(SystemError) -> FileDescriptor {
+    if let anonymous { return try anonymous.reopen(flags: flags.rawValue) }
     let descriptor = try name.withCString { (cName) throws(SystemError) in
       try retryingOnInterrupt {
         openat(folder.descriptor, cName, flags.rawValue | O_NOFOLLOW | O_CLOEXEC)
@@ -369,16 +409,37 @@ package struct TemporaryEntry: Sendable {
     return FileDescriptor(owning: descriptor)
   }
 
+  /// Makes the temporary file's bytes and metadata durable (`fsync(2)`): through its own
+  /// descriptor when it is unnamed, else by opening it (not following a link).
+  ///
+  /// - Throws: ``SystemError`` from `openat(2)` or `fsync(2)`.
+  package func sync() throws(SystemError) {
+    if let anonymous {
+      _ = try retryingOnInterrupt { fsync(anonymous.descriptor) }
+      return
+    }
+    try open(flags: .readOnly).sync()
+  }
+
   /// Renames the temporary to `finalName` in the same folder (`renameat2` on the folder's
   /// descriptor). After `.replace` and `.noReplace` it is no longer a temporary; after
   /// `.exchange` its name holds the entry that was at `finalName`, still to be removed.
   ///
-  /// - Throws: ``SystemError`` from `renameat2(2)` (`EEXIST` with `.noReplace`).
+  /// An unnamed file is linked under `finalName` instead (`linkat(2)`), which never
+  /// replaces: only `.noReplace` is allowed for it.
+  ///
+  /// - Throws: ``SystemError`` from `renameat2(2)` or `linkat(2)` (`EEXIST` with
+  ///   `.noReplace`); `EINVAL` for an unnamed file with another mode.
   package func rename(to finalName: RawPath, _ mode: RelativeLocation.RenameMode)
     throws(SystemError)
   {
+    if let anonymous {
+      guard mode == .noReplace else { throw SystemError(code: EINVAL) }
+      try anonymous.link(as: finalName, in: folder.descriptor)
+      return
+    }
     try location.rename(to: sibling(named: finalName), mode)
-    if mode != .exchange { temporaries.forget(number) }
+    if mode != .exchange { temporaries?.forget(number) }
   }
 
   /// Removes the temporary (a file or link, or an empty folder), relative to the folder it
@@ -386,6 +447,10 @@ package struct TemporaryEntry: Sendable {
   ///
   /// - Throws: ``SystemError`` from `unlinkat(2)` (`ENOTEMPTY` for a folder with entries).
   package func remove() throws(SystemError) {
+    if let anonymous {
+      anonymous.close()
+      return
+    }
     do throws(SystemError) {
       do throws(SystemError) {
         try location.removeEntry()
@@ -395,7 +460,7 @@ package struct TemporaryEntry: Sendable {
     } catch  where error.code == ENOENT {
       // Gone already: what removing it was for.
     }
-    temporaries.forget(number)
+    temporaries?.forget(number)
   }
 
   /// Removes the entry `name` of the open folder `folder`: a file or link, or else an empty

@@ -54,10 +54,12 @@ import Testing
       return index < parts.count ? parts[index] : nil
     }
 
-    /// The path `-y` printed after the descriptor argument `index` (`12</a/b>` → `/a/b`).
+    /// The path `-y` printed after the descriptor argument `index` (`12</a/b>` → `/a/b`;
+    /// an unnamed file, `12</a/#123>(deleted)` → `/a/#123`).
     func descriptorPath(_ index: Int) -> String? {
-      guard let text = argument(index), let open = text.firstIndex(of: "<"), text.hasSuffix(">")
-      else { return nil }
+      guard var text = argument(index) else { return nil }
+      if text.hasSuffix("(deleted)") { text.removeLast("(deleted)".count) }
+      guard let open = text.firstIndex(of: "<"), text.hasSuffix(">") else { return nil }
       return String(text[text.index(after: open)..<text.index(before: text.endIndex)])
     }
 
@@ -119,7 +121,8 @@ import Testing
     return last.hasPrefix(".squeeze-") && last.hasSuffix(".tmp")
   }
 
-  /// A published file: the rename of a temporary to its final name.
+  /// A published file: the rename of a temporary to its final name, or the link of an
+  /// unnamed file (`O_TMPFILE`) under it.
   struct Publication {
     var temporary: String
     var final: String
@@ -147,6 +150,13 @@ import Testing
           publications.append(
             Publication(
               temporary: fromFolder + "/" + from, final: toFolder + "/" + to, rename: call))
+        case "linkat":
+          // linkat(fd, "", folder, name, AT_EMPTY_PATH): an unnamed output given its name.
+          guard call.string(1) == "", let file = call.descriptorPath(0),
+            let toFolder = call.descriptorPath(2), let to = call.string(3), !Self.isTemporary(to)
+          else { continue }
+          publications.append(
+            Publication(temporary: file, final: toFolder + "/" + to, rename: call))
         case "unlinkat":
           guard let folderPath = call.descriptorPath(0), let name = call.string(1),
             !Self.isTemporary(name)
@@ -173,10 +183,12 @@ import Testing
       }
     }
 
-    /// The last line on which a write to `path` returned, or nil when none did.
-    func lastWrite(to path: String) -> Int? {
+    /// The last line before line `before` on which a write to `path` returned, or nil when
+    /// none did (an unnamed file's `#inode` path may name a later file once it is freed).
+    func lastWrite(to path: String, before: Int) -> Int? {
       calls.filter {
         ["write", "pwrite64", "writev"].contains($0.name) && $0.descriptorPath(0) == path
+          && $0.exit < before
       }
       .map(\.exit).max()
     }
@@ -184,7 +196,8 @@ import Testing
     /// Each publication whose data was written and not synced before its rename.
     func unsyncedPublications() -> [String] {
       publications.compactMap { publication in
-        guard let written = lastWrite(to: publication.temporary) else { return nil }
+        guard let written = lastWrite(to: publication.temporary, before: publication.rename.entry)
+        else { return nil }
         let synced = syncs.contains { sync in
           sync.entry > written && sync.exit < publication.rename.entry
             && (sync.name == "syncfs"
@@ -239,7 +252,7 @@ import Testing
   }
 
   static let calls =
-    "openat,openat2,open,write,pwrite64,writev,fsync,fdatasync,syncfs,rename,renameat,renameat2,unlink,unlinkat,close"
+    "openat,openat2,open,write,pwrite64,writev,fsync,fdatasync,syncfs,rename,renameat,renameat2,linkat,unlink,unlinkat,close"
 
   /// Traces `squeeze arguments` run in `folder` and returns the trace's text.
   static func trace(_ arguments: [String], in folder: TemporaryFolder) throws -> String {

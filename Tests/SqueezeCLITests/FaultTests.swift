@@ -87,10 +87,11 @@ import Testing
     try folder.write("in/big.txt", TestData.text(40_000_000, seed: 3))
     try folder.write("in/small.txt", Array("small".utf8))
     // A slow run (level 9, one job) writes big.txt's temporary while a second run walks the
-    // same folder (and cleans stale temporaries as it goes).
+    // same folder (and cleans stale temporaries as it goes). With --rm its output has a
+    // temporary name (other outputs are made unnamed and have none to remove).
     let slow = Process()
     slow.executableURL = URL(fileURLWithPath: SqueezeBinary.path)
-    slow.arguments = ["-9", "-j", "1", "--isolation", "actor", folder.url("in/big.txt")]
+    slow.arguments = ["-9", "-j", "1", "--rm", "--isolation", "actor", folder.url("in/big.txt")]
     try slow.run()
     #expect(Self.waitForTemporary(in: folder.url("in")), "the slow run's temporary exists")
     for _ in 0..<3 {
@@ -165,8 +166,9 @@ import Testing
     let slow = Process()
     slow.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
     slow.arguments = [
-      "--pid", "--fork", "--mount-proc", SqueezeBinary.path, "-9", "-j", "1", "--isolation",
-      "actor", folder.url("in"),
+      // --rm: its output has a temporary name (see cleaningUpNeverRemovesALiveRunsTemporary).
+      "--pid", "--fork", "--mount-proc", SqueezeBinary.path, "-9", "-j", "1", "--rm",
+      "--isolation", "actor", folder.url("in"),
     ]
     try slow.run()
     #expect(Self.waitForTemporary(in: folder.url("in")), "the other namespace's temporary exists")

@@ -48,6 +48,7 @@ import Testing
   static func waitForTemporary(under path: String, pid: Int32) {
     for _ in 0..<60_000 {
       if !TemporaryLifetimeTests.temporaries(under: path).isEmpty { return }
+      if !SqueezeBinary.unnamedOutputs(of: pid, under: path).isEmpty { return }
       if kill(pid, 0) != 0 { return }
       usleep(1000)
     }

@@ -46,6 +46,36 @@ public enum SqueezeBinary {
     return (mine, other.terminationStatus, String(decoding: theirs, as: UTF8.self))
   }
 
+  /// The unnamed outputs (`O_TMPFILE`) process `pid`, or a child of it (squeeze started
+  /// by `timeout` or a shell), has open in folders under `folder`: `/proc/PID/fd` shows each
+  /// as `FOLDER/#INODE (deleted)`. Empty when the processes are gone.
+  public static func unnamedOutputs(of pid: Int32, under folder: String) -> [String] {
+    let children =
+      (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8))
+      .map {
+        $0.split(separator: " ").compactMap {
+          Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      } ?? []
+    return ([pid] + children).flatMap { openUnnamedOutputs(of: $0, under: folder) }
+  }
+
+  private static func openUnnamedOutputs(of pid: Int32, under folder: String) -> [String] {
+    let real = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+    let descriptors = "/proc/\(pid)/fd"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
+    return names.compactMap { name in
+      guard
+        let target = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: descriptors + "/" + name)
+      else { return nil }
+      let unnamed =
+        target.hasPrefix(real + "/") && target.hasSuffix(" (deleted)")
+        && target.split(separator: "/").last?.hasPrefix("#") == true
+      return unnamed ? target : nil
+    }
+  }
+
   /// A copy of the binary in a folder every user can read and run, for runs as `nobody`.
   public static func publicCopy(in folder: TemporaryFolder) throws -> String {
     let copy = folder.url("bin/squeeze")

@@ -56,12 +56,17 @@ final class JobContext: Sendable {
   /// temporaries, once per folder and run).
   func temporaryOutput(
     for target: RelativeLocation, display: MessagePath, replacesExisting: Bool,
-    folderPermissions: UInt16, permissions: UInt32 = CreationPermissions.ownerOnly
+    folderPermissions: UInt16, permissions: UInt32 = CreationPermissions.ownerOnly,
+    holds: Bool = false
   ) throws(FileFailure) -> TemporaryOutput {
     if case .mirror = settings.plan.destination { cleaner.cleanOnce(folderOf: target) }
+    // Unnamed (O_TMPFILE) where it is linked straight under its final name: not when it
+    // waits under a temporary name for a folder's place (held), and not with --rm, whose
+    // check reads the output back by name before the source goes.
     return try TemporaryOutput(
       target: target, display: display, replacesExisting: replacesExisting, namer: namer,
-      folders: outputFolders, folderPermissions: folderPermissions, permissions: permissions)
+      folders: outputFolders, folderPermissions: folderPermissions, permissions: permissions,
+      unnamed: !holds && !settings.removesSources)
   }
 }
 
@@ -192,7 +197,7 @@ final class CompressionJob {
       folderPermissions: list.permissions(ofDirectory: file.directory),
       permissions: CreationPermissions.forOutput(
         final: source.status.permissions, directory: file.directory, of: list,
-        plan: settings.plan))
+        plan: settings.plan), holds: holds)
     let header = GzipHeader(
       name: settings.usesHeaderNameAndTime ? name.bytes : nil,
       modificationTime: settings.usesHeaderNameAndTime ? source.status.modificationTime : nil,

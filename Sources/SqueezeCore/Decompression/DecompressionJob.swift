@@ -86,7 +86,7 @@ enum DecompressionJob {
       folderPermissions: list.permissions(ofDirectory: file.directory),
       permissions: CreationPermissions.forOutput(
         final: source.status.permissions, directory: file.directory, of: list,
-        plan: settings.plan))
+        plan: settings.plan), holds: holds)
     keep = true
     return Opened(
       source: source, output: output, headerTime: headerTime, display: display, holds: holds,

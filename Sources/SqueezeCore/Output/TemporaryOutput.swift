@@ -16,8 +16,11 @@ final class TemporaryOutput {
   let display: MessagePath
   /// Whether publishing replaces an existing file (one squeeze may replace).
   let replacesExisting: Bool
-  /// The open temporary; -1 once closed.
+  /// The open temporary; -1 once closed (or, for an unnamed one, handed over).
   private var descriptor: Int32
+  /// Whether ``descriptor`` is this object's to close: false for an unnamed temporary, whose
+  /// ``TemporaryEntry`` owns its descriptor until it is linked or removed.
+  private let ownsDescriptor: Bool
   /// Bytes written so far.
   private(set) var bytesWritten: Int64 = 0
   private var handedOver = false
@@ -33,11 +36,14 @@ final class TemporaryOutput {
   /// - Parameter permissions: the bits to create it with: `0600`, or the output's final bits
   ///   when `open(2)` is known to give exactly those (``CreationPermissions``); `finish`
   ///   then needs no `fchmod`.
+  ///   - unnamed: make it without a name (`O_TMPFILE`, ``TemporaryEntry/anonymousFile(in:permissions:)``)
+  ///     where the file system allows, so it is linked under its final name when published:
+  ///     only for an output that replaces nothing and is never opened again by name.
   /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)``.
   init(
     target: RelativeLocation, display: MessagePath, replacesExisting: Bool, namer: TemporaryNamer,
     folders: FolderHandleCache, folderPermissions: UInt16,
-    permissions: UInt32 = CreationPermissions.ownerOnly
+    permissions: UInt32 = CreationPermissions.ownerOnly, unnamed: Bool = false
   ) throws(FileFailure) {
     self.target = target
     self.display = display
@@ -52,16 +58,23 @@ final class TemporaryOutput {
         created = CreationPermissions.ownerOnly
         folder = try folders.folder(of: target)
       }
-      (temporary, descriptor) = try TemporaryEntry.file(
-        in: folder, namer: namer, permissions: created)
+      if unnamed && !replacesExisting,
+        let made = try TemporaryEntry.anonymousFile(in: folder, permissions: created)
+      {
+        (temporary, descriptor) = made
+      } else {
+        (temporary, descriptor) = try TemporaryEntry.file(
+          in: folder, namer: namer, permissions: created)
+      }
     } catch {
       throw .cannotCreateOutput(display.path, error)
     }
     createdPermissions = created
+    ownsDescriptor = !temporary.isUnnamed
   }
 
   deinit {
-    if descriptor >= 0 { Descriptor.close(descriptor) }
+    if descriptor >= 0 && ownsDescriptor { Descriptor.close(descriptor) }
     if !handedOver { try? temporary.remove() }
   }
 
@@ -154,11 +167,16 @@ final class TemporaryOutput {
     publisher.registerFileSystem(device, using: descriptor)
     let closing = descriptor
     descriptor = -1
-    do throws(SystemError) {
-      // A write that failed on the way may only be reported here.
-      try FileDescriptor(owning: closing).close()
-    } catch {
-      throw .cannotWriteOutput(display.path, error)
+    // An unnamed temporary stays open until it is linked: its entry closes it. A write error
+    // the kernel keeps for the close is reported by the publisher's sync (`syncfs` returns
+    // the file system's write-back errors) before the link.
+    if ownsDescriptor {
+      do throws(SystemError) {
+        // A write that failed on the way may only be reported here.
+        try FileDescriptor(owning: closing).close()
+      } catch {
+        throw .cannotWriteOutput(display.path, error)
+      }
     }
     handedOver = true
     return Publisher.Request(

@@ -43,8 +43,7 @@ enum BlockingReplay {
       return .cancelled
     }
     do throws(SystemError) {
-      let file = try request.temporary.open(flags: .readOnly)
-      try file.sync()
+      try request.temporary.sync()
     } catch {
       try? request.temporary.remove()
       return .failed(step: .sync, error)
