@@ -188,6 +188,10 @@ extension CommandDocumentation {
         ("1", "At least one file failed or a path does not exist; the rest were done."),
         ("64", "Usage error."),
         (
+          "74",
+          "Stopped because an output's file system is full or over quota (ENOSPC, EDQUOT): said once, files in flight ended, nothing lost; make room and run again.",
+        ),
+        (
           "130, 143, 129",
           "Stopped by SIGINT, SIGTERM or SIGHUP (temporaries removed; a second signal skips the summary).",
         ),

@@ -65,6 +65,16 @@ public struct SystemError: Error, Equatable, Hashable, Sendable, CustomStringCon
   package static let canceled = SystemError(code: ECANCELED)
   /// Interrupted system call: a signal arrived. The corresponding C error is `EINTR`.
   package static let interrupted = SystemError(code: EINTR)
+  /// No space left on device: the file system is full (blocks or inodes).
+  /// The corresponding C error is `ENOSPC`.
+  package static let noSpace = SystemError(code: ENOSPC)
+  /// Disk quota exceeded: the user's quota on the file system is used up.
+  /// The corresponding C error is `EDQUOT`.
+  package static let quotaExceeded = SystemError(code: EDQUOT)
+
+  /// True for the errors of a file system that can take no more (``noSpace``,
+  /// ``quotaExceeded``): every further write there fails the same way until room is made.
+  package var isOutOfSpace: Bool { self == .noSpace || self == .quotaExceeded }
 }
 
 /// Runs a system call, retrying while it fails with `EINTR` (a signal arrived).

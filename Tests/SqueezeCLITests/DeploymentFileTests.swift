@@ -242,8 +242,10 @@ import Testing
     #expect(
       rules.contains {
         $0["action"] as? String == "FailJob"
-          && (($0["onExitCodes"] as? [String: Any])?["values"] as? [Int])?.contains(64) == true
-      }, "a usage error (64) fails the Job instead of being retried")
+          && (($0["onExitCodes"] as? [String: Any])?["values"] as? [Int]).map {
+            $0.contains(64) && $0.contains(74)
+          } == true
+      }, "a usage error (64) or a full disk (74) fails the Job instead of being retried")
     let pod = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
     #expect(pod["restartPolicy"] as? String == "Never")
     let containers = try #require(pod["containers"] as? [[String: Any]])

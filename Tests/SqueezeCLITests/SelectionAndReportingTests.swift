@@ -121,6 +121,7 @@ import Testing
     ] {
       #expect(object[key] != nil, "missing \(key)")
     }
+    #expect(object["diskFull"] is NSNull, "always there, null unless a full disk stopped the run")
     let files = try #require(object["files"] as? [String: Any])
     #expect((files["compressed"] as? NSNumber)?.intValue == 1)
     let skipped = try #require(files["skipped"] as? [String: Any])

@@ -54,4 +54,19 @@ public enum TestMachine {
   /// which a tmpfs or a read-only bind mount is private to the command run inside.
   public static let canMountPrivately =
     isRoot && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+
+  /// True when the tests can mount a small tmpfs of their own (root, and a `mount(8)` the
+  /// kernel allows here: a container without `CAP_SYS_ADMIN` refuses it). Found out once by
+  /// mounting and unmounting one.
+  public static let canMountTmpfs: Bool = {
+    guard isRoot, FileManager.default.isExecutableFile(atPath: "/bin/mount") else { return false }
+    let folder = TemporaryFolder("mount-probe")
+    guard
+      let mounted = try? Shell.run(
+        "/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", folder.path]),
+      mounted.status == 0
+    else { return false }
+    _ = try? Shell.run("/bin/umount", [folder.path])
+    return true
+  }()
 }

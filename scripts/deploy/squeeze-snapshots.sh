@@ -15,9 +15,10 @@
 # read, a name clash) is kept as BACKUP/<date>-partial: everything but the failed files, so
 # one file that fails every night does not stop the history of all the others; later nights
 # link against it too (newest first), and it is thinned by its date like the others. A night
-# that fails otherwise (nothing made, stopped by a signal) leaves the previous snapshot the
-# newest and removes nothing; the same night run again resumes it (squeeze resumes an
-# unfinished snapshot), and the next night's run keeps what it made as <date>-partial. Every
+# that fails otherwise (nothing made, stopped by a signal or a full disk) leaves the previous
+# snapshot the newest and removes nothing; the same night run again resumes it (squeeze
+# resumes an unfinished snapshot), and the next night's run keeps what it made as
+# <date>-partial. Every
 # failure exits with squeeze's status, so the unit fails and the journal names the files.
 # Snapshots are thinned only after a night succeeded, and tonight's is always kept: the
 # only whole snapshot is never removed.
@@ -29,8 +30,8 @@
 #   SNAPSHOT_DATE  tonight's name, YYYY-MM-DD (default: today; tests step through days)
 #
 # Exit status: 0 when tonight's snapshot exists (made now, or earlier today); squeeze's
-# status when it failed (1: files failed, 64: usage, 128+N: stopped by signal N); 2 when this
-# script is used wrongly.
+# status when it failed (1: files failed, 64: usage, 74: the backup's file system is full,
+# 128+N: stopped by signal N); 2 when this script is used wrongly.
 set -euo pipefail
 
 usage() {
@@ -149,6 +150,12 @@ if [[ $status -eq 1 ]] && made_something "$work"; then
   echo "squeeze-snapshots: some files failed tonight (named above); tonight's snapshot is" \
     "kept without them as $tonight-partial, ${latest:-no snapshot} stays the newest whole one," \
     "nothing was removed" >&2
+  exit "$status"
+fi
+if [[ $status -eq 74 ]]; then
+  echo "squeeze-snapshots: the backup's file system is full; tonight's snapshot ($tonight)" \
+    "stopped unfinished in $work, ${latest:-no snapshot} stays the newest, nothing was" \
+    "removed; make room and run again (it resumes)" >&2
   exit "$status"
 fi
 if [[ $status -ne 0 ]]; then

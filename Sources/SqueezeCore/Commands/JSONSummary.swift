@@ -101,7 +101,7 @@ struct JSONSummary {
 
 extension JSONSummary: Encodable {
   private enum Key: String, CodingKey {
-    case mode, dryRun, interrupted, files, bytesIn, bytesOut, schema, ratio, savedPercent
+    case mode, dryRun, interrupted, diskFull, files, bytesIn, bytesOut, schema, ratio, savedPercent
     case wallSeconds
     case cpuSeconds, jobs, cpus, affinityCPUs, cgroupQuotaCPUs, level, engine, blockSize
     case isolation, deletionsSkipped, hangs, microhangs, worstLagMs, plan
@@ -113,6 +113,16 @@ extension JSONSummary: Encodable {
     try object.encode(mode.rawValue, forKey: .mode)
     try object.encode(dryRun, forKey: .dryRun)
     try object.encode(results.interrupted, forKey: .interrupted)
+    if let fullDisk = results.fullDisk {
+      try object.encode(
+        DiskFull(
+          fileSystem: FullDisk.fileSystem(of: fullDisk.output), cause: fullDisk.error.description,
+          first: fullDisk.file.displayString,
+          notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results)),
+        forKey: .diskFull)
+    } else {
+      try object.encodeNil(forKey: .diskFull)
+    }
     try object.encode(Files(summary: self), forKey: .files)
     try object.encode(results.bytesIn, forKey: .bytesIn)
     try object.encode(results.bytesOut, forKey: .bytesOut)
@@ -146,6 +156,18 @@ extension JSONSummary: Encodable {
     try object.encode(hangs.microhangs, forKey: .microhangs)
     try object.encode(try Self.rounded(hangs.worstLag * 1000, 3), forKey: .worstLagMs)
     if let plan { try object.encode(plan, forKey: .plan) }
+  }
+
+  /// `diskFull`: the full file system that stopped the run (``FullDisk``).
+  private struct DiskFull: Encodable {
+    /// Its mount point (or the output's folder when the mount table cannot say).
+    var fileSystem: String
+    /// `No space left on device (errno 28)` or `Disk quota exceeded (errno 122)`.
+    var cause: String
+    /// The first file whose output failed for it.
+    var first: String
+    /// Files not done (``FullDisk/notDone(selected:results:)``).
+    var notDone: Int
   }
 
   /// `files`: what became of the files, by outcome.

@@ -90,14 +90,14 @@ package struct RunCommand {
           discovery: configuration.discovery(excludingFolder: nil, file: logIdentity),
           mirrorBase: nil))
     }
-    // The output folder cannot take this run: says why (stderr, and `--json`) and stops.
-    func refuse(_ cause: String) -> Result<PreparedRun, StoppedEarly> {
+    // The output folder cannot take this run: says why (stderr, and `--json`) and stops;
+    // with status 74 when its file system has no room left for it.
+    func refuse(_ cause: String, fullDisk: FullDisk? = nil) -> Result<PreparedRun, StoppedEarly> {
       reporter.error(cause)
-      return .failure(
-        StoppedEarly(
-          status: stopEarly(
-            environment, reporter: reporter, failure: DiscoveryFailure(path: output, cause: cause))
-        ))
+      let status = stopEarly(
+        environment, reporter: reporter, failure: DiscoveryFailure(path: output, cause: cause),
+        fullDisk: fullDisk)
+      return .failure(StoppedEarly(status: status))
     }
     let base: Int?
     var linkDestinations: [LinkDestination]? = nil
@@ -123,7 +123,13 @@ package struct RunCommand {
         (base, _) = try OutputFolder.prepare(
           output, bases: environment.bases, ownerMayNeedAccess: contentsGoToTop)
       } catch {
-        return refuse("\(error)")
+        return refuse(
+          "\(error)",
+          fullDisk: FullDisk(file: output, failure: .cannotCreateOutput(output, error.cause)).map {
+            var folder = $0
+            folder.failedFiles = 0  // the -o folder, not a file
+            return folder
+          })
       }
     }
     let mirrorBase = base.map { environment.bases.descriptor($0) }
@@ -233,8 +239,16 @@ package struct RunCommand {
       cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,
       files: totals.files, bytes: totals.bytes, chunkSize: configuration.chunkSize)
     environment.diagnostics.stallMainActorIfAsked()
+    if folders?.fullDisk != nil {
+      // No room for the mirror's folders: no file starts, as after a full-disk failure.
+      environment.stopper.stop()
+    }
     var results = await work(
       prepared, list: list, plan: plan, folders: folders, progress: progress)
+    if results.fullDisk == nil, let fullDisk = folders?.fullDisk {
+      results.fullDisk = fullDisk
+      results.interrupted = true
+    }
     if results.interrupted {
       // Outputs waiting for a folder in the way to give way will not take its place now.
       for entry in results.held { entry.replacement.abandon() }
@@ -293,12 +307,20 @@ package struct RunCommand {
       reporter.error("cannot write task log '\(log.path.displayString)': \(error)")
       logWritten = false
     }
+    let fullDisk = execution.results.fullDisk
+    if let fullDisk, environment.signals.receivedSignal == nil {
+      reporter.error(
+        fullDisk.message(
+          notDone: FullDisk.notDone(
+            selected: discovery.files.files.count, results: execution.results)))
+    }
     let succeeded = reporter.summarize(
       results: execution.results, discovery: discovery,
       failures: discovery.failures + plan.failures + execution.unusableFolders,
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds, hangs: hangs,
-      interrupted: environment.signals.receivedSignal != nil)
+      interrupted: environment.signals.receivedSignal != nil || fullDisk != nil)
     if let number = environment.signals.receivedSignal { SignalHandling.reraise(number) }
+    if fullDisk != nil { return .outOfSpace }
     return succeeded && logWritten ? .success : .failure
   }
 
@@ -337,18 +359,19 @@ package struct RunCommand {
   // MARK: - Helpers
 
   /// Ends a run that stops before its work: closes the diagnostics and prints `--json`
-  /// naming `failure`.
+  /// naming `failure` (and `fullDisk`, when a full file system is why).
   ///
-  /// - Returns: the failure status.
+  /// - Returns: the failure status, or ``ExitStatus/outOfSpace`` with a `fullDisk`.
   @MainActor
   private func stopEarly(
-    _ environment: RunEnvironment, reporter: RunReporter, failure: DiscoveryFailure
+    _ environment: RunEnvironment, reporter: RunReporter, failure: DiscoveryFailure,
+    fullDisk: FullDisk? = nil
   ) -> ExitStatus {
     _ = environment.diagnostics.end(files: 0, results: RunResults())
     reporter.stoppedEarly(
-      failure: failure, wallSeconds: environment.wallSeconds,
+      failure: failure, fullDisk: fullDisk, wallSeconds: environment.wallSeconds,
       cpuSeconds: environment.cpuSeconds)
-    return .failure
+    return fullDisk == nil ? .failure : .outOfSpace
   }
 
   /// The archive marker's part (``ArchiveMarker``): `--delete` refuses a marked mirror;

@@ -111,16 +111,22 @@ final class RunReporter {
   }
 
   /// The `--json` object of a run that stopped before its work: `failure` and nothing
-  /// done.
+  /// done (`diskFull` too when `fullDisk` says a full file system stopped it).
   ///
   /// - Returns: false when it could not be written.
   @discardableResult
-  func stoppedEarly(failure: DiscoveryFailure, wallSeconds: Double, cpuSeconds: Double) -> Bool {
+  func stoppedEarly(
+    failure: DiscoveryFailure, fullDisk: FullDisk? = nil, wallSeconds: Double,
+    cpuSeconds: Double
+  ) -> Bool {
     guard configuration.json else { return true }
     var discovery = DiscoveryResult()
     discovery.failures = [failure]
+    var results = RunResults()
+    results.fullDisk = fullDisk
+    results.interrupted = fullDisk != nil
     return json(
-      results: RunResults(), discovery: discovery, wallSeconds: wallSeconds,
+      results: results, discovery: discovery, wallSeconds: wallSeconds,
       cpuSeconds: cpuSeconds, hangs: HangReport(), plan: nil)
   }
 

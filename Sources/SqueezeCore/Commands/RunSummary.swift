@@ -130,7 +130,9 @@ struct RunSummary: Sendable {
     if results.deletionsSkipped { parts.append("deletions skipped") }
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
-    if results.interrupted { parts.append("interrupted") }
+    if results.interrupted {
+      parts.append(results.fullDisk == nil ? "interrupted" : "stopped: no room left")
+    }
     var line = "squeeze: " + parts.joined(separator: ", ")
     guard showsMainActor else { return line }
     line += "; main actor: worst lag \(ByteFormat.milliseconds(hangs.worstLag))"

@@ -47,8 +47,10 @@ package struct StreamCommand {
       return .failure
     }
     var failed = false
+    // Standard output failed (full disk, I/O error): every later input would fail alike.
+    var outputFailed: FileFailure? = nil
     let inputs = await inputsToRead()
-    for input in inputs {
+    for (position, input) in inputs.enumerated() {
       if stop.isSet { break }
       let display = input.display
       if case .failed(let message) = input.source {
@@ -68,10 +70,21 @@ package struct StreamCommand {
       }
       if let failure, failure != .interrupted {
         failed = true
-        stderr.write("squeeze: \(display.displayString): \(failure)\n")
+        guard case .cannotWriteOutput = failure else {
+          stderr.write("squeeze: \(display.displayString): \(failure)\n")
+          continue
+        }
+        // Only standard output is written: it takes no more, so stop here, once, as gzip
+        // -c and pigz -c do, rather than fail each later input the same way.
+        let rest = inputs.count - position - 1
+        let notDone = rest > 0 ? "; stopped, \(ByteFormat.count(rest, "more input")) not done" : ""
+        stderr.write("squeeze: \(display.displayString): \(failure)\(notDone)\n")
+        outputFailed = failure
+        break
       }
     }
     if let number = signals.receivedSignal { SignalHandling.reraise(number) }
+    if outputFailed?.outOfSpaceOutput != nil { return .outOfSpace }
     return failed ? .failure : .success
   }
 

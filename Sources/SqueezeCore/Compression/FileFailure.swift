@@ -3,7 +3,8 @@ import SqueezeGzip
 import SqueezeSystem
 
 /// Why one file could not be compressed (or decompressed). The run goes on with the other
-/// files (one bad file never stops a backup); the exit status becomes 1.
+/// files (one bad file never stops a backup); the exit status becomes 1. An output's file
+/// system with no room left stops the run instead (``FullDisk``, status 74).
 ///
 /// Messages are lowercase without a final period, name other paths in single quotes and keep
 /// the system's cause, and are printed as `squeeze: <path>: <message>`.

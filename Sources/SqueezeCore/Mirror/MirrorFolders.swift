@@ -38,7 +38,13 @@ struct MirrorFolders {
 
   /// Makes every folder of `plan` usable, recording in `plan.usable` which are.
   ///
-  /// - Returns: one failure per folder that cannot be made (its entries are left out).
+  /// A folder that cannot be made because the mirror's file system has no room left
+  /// (`ENOSPC`, `EDQUOT`) ends it: that folder and every later one are left unusable
+  /// without a line each, and `plan.fullDisk` says why, so the run stops as for a full
+  /// disk during the work (``FullDisk``).
+  ///
+  /// - Returns: one failure per folder that cannot be made (its entries are left out), but
+  ///   those of a full disk.
   func prepare(_ plan: inout MirrorPlan) -> [DiscoveryFailure] {
     var failures: [DiscoveryFailure] = []
     var created = [Bool](repeating: false, count: plan.folders.count)
@@ -46,7 +52,7 @@ struct MirrorFolders {
     plan.folderStates = [FolderState?](repeating: nil, count: plan.folders.count)
     for (index, folder) in plan.folders.enumerated() {
       if folder.parent < 0 { continue }  // the mirror itself: prepared by OutputFolder
-      guard plan.usable[folder.parent] else {
+      guard plan.usable[folder.parent], plan.fullDisk == nil else {
         plan.usable[index] = false
         continue
       }
@@ -67,6 +73,14 @@ struct MirrorFolders {
         }
       } catch {
         plan.usable[index] = false
+        if let system = error as? SystemError, system.isOutOfSpace {
+          let display = settings.plan.mirrorDisplay(folder.path)
+          plan.fullDisk = FullDisk(
+            file: folder.sources.first.map { list.displayPath(ofDirectory: $0) } ?? display,
+            failure: .cannotCreateOutput(display, system))
+          plan.fullDisk?.failedFiles = 0  // a folder, not a file
+          continue
+        }
         failures.append(
           DiscoveryFailure(
             path: settings.plan.mirrorDisplay(folder.path),

@@ -54,6 +54,9 @@ struct MirrorPlan: Sendable {
   /// True for ``folders`` entries that could be made (``MirrorFolders/prepare(_:)``); all
   /// true until then.
   var usable: [Bool] = []
+  /// Set when ``MirrorFolders/prepare(_:)`` met a full file system: no folder after it was
+  /// made, and the run stops before its files (``FullDisk``).
+  var fullDisk: FullDisk? = nil
   /// The identities of the mirrored folders ``MirrorFolders/prepare(_:)`` made or found in
   /// place, by path: recorded in the mirror's manifest at the end of the run.
   var made: [RawPath: EntryIdentity] = [:]

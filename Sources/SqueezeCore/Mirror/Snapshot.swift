@@ -253,7 +253,7 @@ enum SnapshotLinks {
     /// one planned): the file is compressed instead.
     case fallBack(SystemError?)
     /// Making the link failed for a reason of the new snapshot (`EACCES`, `ENOSPC`, `EIO`):
-    /// the file fails, as writing its output would.
+    /// the file fails, as writing its output would (and `ENOSPC` stops the run: ``FullDisk``).
     case failed(FileFailure)
   }
 

@@ -3,7 +3,8 @@ import SqueezeSystem
 /// The `-o` folder: created when missing (with its parents, as `mkdir -p`), opened once, and
 /// checked writable (`faccessat`, without writing anything), so an output that cannot be
 /// created, is read-only or not ours to write stops the run at once with one message instead
-/// of one error per file. A full disk is reported per file, as space may free up.
+/// of one error per file (with status 74 when its file system has no room for it). A full
+/// disk later, writing the outputs, stops the run at its first output (``FullDisk``).
 enum OutputFolder {
   /// Why the output folder cannot be used.
   struct Unusable: Error, CustomStringConvertible {

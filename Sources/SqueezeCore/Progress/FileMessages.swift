@@ -3,7 +3,8 @@ import SqueezeSystem
 /// The lines a file's outcome prints on stderr: with `-v` one per file (`a: 1.00 MB →
 /// 300 kB, 70.0 % saved`, `b: up to date`, `c: OK`, `d: removed`), and whatever `-v` or not
 /// a failure (`squeeze: e: …`), an original kept by `--rm` (unless `-q`), or one line for all
-/// the failures on a read-only file system.
+/// the failures on a read-only file system. A file system with no room left stops the run,
+/// which says so in one line of its own (``FullDisk``): its files' failures print nothing.
 ///
 /// The scheduler records outcomes and passes on those ``mayPrint(_:verbosity:)`` accepts;
 /// the ``ProgressReporter`` turns them into lines here, on the main actor, above the bar.
@@ -37,6 +38,8 @@ struct FileMessages {
   static func mayPrint(_ outcome: FileOutcome, verbosity: Verbosity) -> Bool {
     switch outcome {
     case .failed(.interrupted): false
+    // The run stops and says so once (FullDisk), not once per file.
+    case .failed(let failure) where failure.outOfSpaceOutput != nil: false
     case .failed: true
     case _ where verbosity == .verbose: true
     case .done(_, _, _, .failed?, _): true

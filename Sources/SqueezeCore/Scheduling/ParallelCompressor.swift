@@ -44,10 +44,12 @@ import SqueezeTaskLog
 // thread; the task-state sampler and the main-actor heartbeat have threads of their own; the
 // main actor only ever drains coalesced progress.
 //
-// Errors and cancellation. A file's failure is recorded and the run goes on (one bad file never stops a backup). A stop
-// request (SIGINT, SIGTERM, SIGHUP) sets the run's stop flag and closes the slots: no new file
-// or chunk starts, running compressions stop at their next chunk and remove their
-// temporaries, and the publisher removes whatever it has not renamed yet. Every continuation
+// Errors and cancellation. A file's failure is recorded and the run goes on (one bad file
+// never stops a backup), unless its output's file system is full (`FullDisk`: every further
+// file would fail alike). A stop request (SIGINT, SIGTERM, SIGHUP, or that first full-disk
+// failure) sets the run's stop flag and closes the slots: no new file or chunk starts,
+// running compressions stop at their next chunk and remove their temporaries, and the
+// publisher removes whatever it has not renamed yet. Every continuation
 // (slot waits, publication) is resumed exactly once on every path, so the groups always drain.
 
 /// Owns a run's shared bookkeeping (results, counters, the log) and schedules the
@@ -530,6 +532,9 @@ actor ParallelCompressor {
     switch outcome {
     case .failed(let failure):
       task.fail(failure.description, file: self.displayPath(of: index))
+      // A full file system stops the run at once, here on the worker, so the rest of a
+      // batch of small files does not fail alike first; `record` says why (FullDisk).
+      if failure.outOfSpaceOutput != nil { requestStop() }
     case .done(_, _, _, .failed(let error)?, _):
       task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
     default:
@@ -666,6 +671,15 @@ actor ParallelCompressor {
       results.failures.append((displayPath(of: index), failure))
       results.failedFiles.insert(index)
       feed.fileDone(failed: true)
+      if failure.outOfSpaceOutput != nil {
+        // Every further file would fail the same way: stop as a signal does (FullDisk).
+        if results.fullDisk == nil {
+          results.fullDisk = FullDisk(file: displayPath(of: index), failure: failure)
+          requestStop()
+        } else {
+          results.fullDisk?.failedFiles += 1
+        }
+      }
     }
     if FileMessages.mayPrint(outcome, verbosity: work.configuration.verbosity) {
       feed.outcome(of: index, outcome)

@@ -33,8 +33,10 @@ struct RunResults: Sendable {
   var keptHardLinked = 0
   /// Sources kept because they changed after they were read (`--rm`).
   var keptChanged = 0
-  /// True when a signal stopped the run early.
+  /// True when a signal, or a full file system (``fullDisk``), stopped the run early.
   var interrupted = false
+  /// The full file system that stopped the run (`ENOSPC`, `EDQUOT`), or nil.
+  var fullDisk: FullDisk? = nil
   /// The files that failed, by index (a hard-link group whose output failed is not linked).
   var failedFiles: Set<Int> = []
   /// Outputs waiting under their temporary name for a folder in the way to give way, by

@@ -86,6 +86,19 @@ import Testing
     #expect(fish.contains("-l rsyncable -d 'Choose chunk boundaries from the content, so rsync"))
   }
 
+  @Test func theExitStatusTablesNameEveryStatusTheRunCanEndWith() throws {
+    let statuses: [SqueezeCore.ExitStatus] = [.success, .failure, .usage, .outOfSpace]
+    let help = try #require(
+      HelpText.full.components(separatedBy: "EXIT STATUS:\n").last?
+        .components(separatedBy: "\n\n").first)
+    let page = ManualPage.render(.squeeze)
+    for status in statuses {
+      #expect(help.contains("\n  \(status.rawValue) ") || help.hasPrefix("  \(status.rawValue) "))
+      #expect(page.contains(".It \(status.rawValue)\n"), "\(status)")
+    }
+    #expect(help.contains("(ENOSPC, EDQUOT)"))
+  }
+
   @Test func theManPageIsMdocWithTheUsualSections() {
     let page = ManualPage.render(.squeeze)
     for line in [

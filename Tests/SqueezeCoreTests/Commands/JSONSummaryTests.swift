@@ -31,7 +31,7 @@ import Testing
     #expect(
       text
         == #"{"affinityCPUs":2,"blockSize":1048576,"bytesIn":3000,"bytesOut":1000,"cgroupQuotaCPUs":null,"#
-        + #""cpuSeconds":2,"cpus":2,"deletionsSkipped":false,"dryRun":false,"engine":"fast","#
+        + #""cpuSeconds":2,"cpus":2,"deletionsSkipped":false,"diskFull":null,"dryRun":false,"engine":"fast","#
         + #""files":{"compressed":2,"deleted":0,"failed":{"count":2,"list":[{"cause":"No such file or directory","path":"gone"},"#
         + #"{"cause":"interrupted before it was done","path":"src\/bad"}]},"#
         + #""folders":{"made":0,"upToDate":0,"updated":0},"grown":0,"hardLinked":0,"#

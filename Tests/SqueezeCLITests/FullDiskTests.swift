@@ -1,0 +1,294 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// A full disk stops the run once, cleanly: caused for real by filling a small tmpfs. The
+/// run stops starting files, removes its temporaries, leaves no partial file under a final
+/// name and no original removed without its whole output, says so in one line (not one per
+/// file), prints its summary, and exits 74; a re-run after making room finishes.
+@Suite(
+  .tags(.system), .systemTier,
+  .enabled(if: TestMachine.canMountTmpfs, "needs root and mount(8) to mount a small tmpfs"))
+struct FullDiskTests {
+  /// A tmpfs of a few MiB mounted on a fresh folder: a real file system that fills up.
+  final class SmallDisk {
+    /// The folder it is mounted on.
+    let folder: TemporaryFolder
+    /// The mount point.
+    var path: String { folder.path }
+
+    /// Mounts a tmpfs of `size` (`mount -o size=`, `1m`), with at most `inodes` files and
+    /// folders when given (`nr_inodes=`: a full inode table is `ENOSPC` too).
+    init(_ label: String, size: String, inodes: Int? = nil) throws {
+      folder = TemporaryFolder(label)
+      let limit = inodes.map { ",nr_inodes=\($0)" } ?? ""
+      let mounted = try Shell.run(
+        "/bin/mount",
+        ["-t", "tmpfs", "-o", "size=\(size)\(limit),mode=755", "tmpfs", folder.path])
+      try #require(mounted.status == 0, "mount: \(mounted.stderrText)")
+    }
+
+    /// `path/relative`.
+    func url(_ relative: String) -> String { folder.url(relative) }
+
+    /// Fills what is left with a file `filler`, then frees `bytesLeft` of it.
+    func fill(leaving bytesLeft: Int = 0) throws {
+      _ = try Shell.sh("head -c 100000000 /dev/zero > \(Shell.quote(url("filler"))) 2>/dev/null")
+      if bytesLeft > 0 {
+        let freed = try Shell.run("/usr/bin/truncate", ["-s", "-\(bytesLeft)", url("filler")])
+        try #require(freed.status == 0, "truncate: \(freed.stderrText)")
+      }
+    }
+
+    /// Makes room: removes the filler and grows the mount to `size` and 10,000 inodes.
+    func makeRoom(size: String = "8m") throws {
+      unlink(url("filler"))
+      let grown = try Shell.run(
+        "/bin/mount", ["-o", "remount,size=\(size),nr_inodes=10000", "tmpfs", folder.path])
+      try #require(grown.status == 0, "remount: \(grown.stderrText)")
+    }
+
+    /// Unmounts it (lazily, so a stray open descriptor cannot keep it).
+    func unmount() {
+      _ = try? Shell.run("/bin/umount", ["-l", folder.path])
+    }
+  }
+
+  /// File `index`'s contents: incompressible, different for each file.
+  static func contents(_ index: Int, bytes: Int) -> [UInt8] {
+    TestData.random(bytes, seed: UInt64(index) &+ 0x1234_5678)
+  }
+
+  /// Writes `count` files `f<index>` of `bytes` bytes into `folder`.
+  static func writeFiles(_ count: Int, bytes: Int, into folder: String) throws {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    for index in 0..<count {
+      try Data(contents(index, bytes: bytes)).write(
+        to: URL(fileURLWithPath: "\(folder)/f\(index)"))
+    }
+  }
+
+  /// The run stopped once for a full disk: status 74, the one message naming the file
+  /// system and how many files were not done, the summary, and nothing else.
+  static func expectStoppedOnce(_ result: Shell.Result, fileSystem: String) {
+    #expect(result.status == 74, "\(result.stderrText)")
+    let lines = result.stderrText.split(separator: "\n")
+    #expect(lines.count == 2, "one message and the summary, not one per file: \(lines.count)")
+    #expect(
+      lines.first?.hasPrefix("squeeze: \(fileSystem): no space left on device: the run stopped; ")
+        == true, "\(result.stderrText)")
+    #expect(lines.first?.contains(" not done, ") == true)
+    #expect(lines.last?.hasSuffix(", stopped: no room left") == true, "\(result.stderrText)")
+  }
+
+  /// Every file of `count` in `folder`: its original unchanged, or (`--rm`) gone with a
+  /// whole `.gz` in its place; every `.gz` there whole; no temporary.
+  static func expectNothingLost(
+    _ count: Int, bytes: Int, in folder: String, originalsMayGo: Bool = false
+  ) throws -> (originals: Int, outputs: Int) {
+    var (originals, outputs) = (0, 0)
+    for index in 0..<count {
+      let path = "\(folder)/f\(index)"
+      if FileManager.default.fileExists(atPath: path + ".gz") {
+        #expect(try SystemGzip.decompress(path + ".gz") == contents(index, bytes: bytes))
+        outputs += 1
+      }
+      if FileManager.default.fileExists(atPath: path) {
+        #expect(
+          Array(try Data(contentsOf: URL(fileURLWithPath: path))) == contents(index, bytes: bytes))
+        originals += 1
+      } else {
+        #expect(originalsMayGo && FileManager.default.fileExists(atPath: path + ".gz"), "\(path)")
+      }
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: folder).isEmpty)
+    return (originals, outputs)
+  }
+
+  @Test func inPlaceTheRunStopsOnceAndARerunAfterMakingRoomFinishes() throws {
+    let disk = try SmallDisk("full-in-place", size: "1m")
+    defer { disk.unmount() }
+    try Self.writeFiles(200, bytes: 3000, into: disk.url("in"))
+    try disk.fill()
+    let stopped = try SqueezeBinary.run(["--json", disk.url("in")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(stopped.stdout)) as? [String: Any])
+    #expect(object["interrupted"] as? Bool == true)
+    let full = try #require(object["diskFull"] as? [String: Any], "\(stopped.stdoutText)")
+    #expect(full["fileSystem"] as? String == disk.path)
+    #expect((full["cause"] as? String)?.hasPrefix("No space left on device") == true)
+    #expect((full["notDone"] as? Int ?? 0) > 0)
+    let (originals, _) = try Self.expectNothingLost(200, bytes: 3000, in: disk.url("in"))
+    #expect(originals == 200)
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run([disk.url("in")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let (_, outputs) = try Self.expectNothingLost(200, bytes: 3000, in: disk.url("in"))
+    #expect(outputs == 200)
+  }
+
+  @Test func aMirrorStopsOnceAndARerunAfterMakingRoomChecksClean() throws {
+    let source = TemporaryFolder("full-mirror-source")
+    try Self.writeFiles(300, bytes: 5000, into: source.url("S"))
+    let disk = try SmallDisk("full-mirror", size: "1m")
+    defer { disk.unmount() }
+    let mirror = disk.url("M")
+    let stopped = try SqueezeBinary.run(["-o", mirror, source.url("S/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    #expect(stopped.stderrText.contains("first: '\(source.url("S"))/f"), "\(stopped.stderrText)")
+    for output in TemporaryFolder.files(in: mirror) {
+      let index = try #require(Int(output.dropFirst().dropLast(3)), "\(output)")
+      #expect(try SystemGzip.decompress("\(mirror)/\(output)") == Self.contents(index, bytes: 5000))
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: mirror).isEmpty)
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["-o", mirror, source.url("S/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let check = try SqueezeBinary.run(["--check", "-o", mirror, source.url("S/")])
+    #expect(check.status == 0, "\(check.stderrText)")
+    #expect(TemporaryFolder.files(in: mirror).count == 300)
+  }
+
+  @Test func aMirrorWhoseFoldersFindNoRoomStopsOnceBeforeItsFiles() throws {
+    let source = TemporaryFolder("full-folders-source")
+    for index in 0..<60 {
+      try source.write("S/d\(index)/f", Self.contents(index, bytes: 100))
+    }
+    // Room for the mirror and a few folders: the inode table fills, and mkdir fails with
+    // ENOSPC with most of the space free.
+    let disk = try SmallDisk("full-folders", size: "1m", inodes: 12)
+    defer { disk.unmount() }
+    let mirror = disk.url("M")
+    let stopped = try SqueezeBinary.run(["--json", "-o", mirror, source.url("S/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    #expect(
+      stopped.stderrText.contains(": cannot create '\(mirror)/d"), "\(stopped.stderrText)")
+    #expect(stopped.stderrText.contains("60 files not done"), "\(stopped.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(stopped.stdout)) as? [String: Any])
+    #expect((object["diskFull"] as? [String: Any])?["notDone"] as? Int == 60)
+    #expect(TemporaryFolder.files(in: mirror).isEmpty)
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["-o", mirror, source.url("S/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let check = try SqueezeBinary.run(["--check", "-o", mirror, source.url("S/")])
+    #expect(check.status == 0, "\(check.stderrText)")
+  }
+
+  @Test func anOutputFolderThatFindsNoRoomStopsTheRunWithTheFullDiskStatus() throws {
+    let source = TemporaryFolder("full-top-source")
+    try Self.writeFiles(3, bytes: 100, into: source.url("S"))
+    let disk = try SmallDisk("full-top", size: "1m", inodes: 1)
+    defer { disk.unmount() }
+    let stopped = try SqueezeBinary.run(["--json", "-o", disk.url("new/M"), source.url("S/")])
+    #expect(stopped.status == 74, "\(stopped.stderrText)")
+    #expect(
+      stopped.stderrText
+        == "squeeze: cannot create output folder '\(disk.url("new/M"))': No space left on device (errno 28)\n"
+    )
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(stopped.stdout)) as? [String: Any])
+    #expect((object["diskFull"] as? [String: Any])?["fileSystem"] as? String == disk.path)
+  }
+
+  @Test func withRmNoOriginalGoesWithoutItsWholeOutput() throws {
+    let disk = try SmallDisk("full-rm", size: "1m")
+    defer { disk.unmount() }
+    try Self.writeFiles(150, bytes: 3000, into: disk.url("in"))
+    // Room for a few outputs, not for all: some may finish (and their originals go).
+    try disk.fill(leaving: 24 * 1024)
+    let stopped = try SqueezeBinary.run(["--rm", disk.url("in")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let (originals, _) = try Self.expectNothingLost(
+      150, bytes: 3000, in: disk.url("in"), originalsMayGo: true)
+    #expect(originals > 100, "the run stopped early: \(originals) originals kept")
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["--rm", disk.url("in")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let (left, outputs) = try Self.expectNothingLost(
+      150, bytes: 3000, in: disk.url("in"), originalsMayGo: true)
+    #expect(left == 0 && outputs == 150)
+  }
+
+  @Test func aRestoreStopsOnceAndARerunAfterMakingRoomFinishes() throws {
+    let source = TemporaryFolder("full-restore-source")
+    try Self.writeFiles(200, bytes: 5000, into: source.url("S"))
+    let made = try SqueezeBinary.run(["-o", source.url("M"), source.url("S/")])
+    try #require(made.status == 0, "\(made.stderrText)")
+    let disk = try SmallDisk("full-restore", size: "1m")
+    defer { disk.unmount() }
+    let restored = disk.url("R")
+    let stopped = try SqueezeBinary.run(["-d", "-o", restored, source.url("M/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    for name in TemporaryFolder.files(in: restored) {
+      let index = try #require(Int(name.dropFirst()), "\(name)")
+      #expect(
+        Array(try Data(contentsOf: URL(fileURLWithPath: "\(restored)/\(name)")))
+          == Self.contents(index, bytes: 5000))
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: restored).isEmpty)
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["-d", "-o", restored, source.url("M/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    #expect(TemporaryFolder.files(in: restored).count == 200)
+  }
+
+  @Test func aSnapshotNightOnAFullDiskStopsRemovesNothingAndResumesAfterMakingRoom() throws {
+    let source = TemporaryFolder("full-snapshot-source")
+    try Self.writeFiles(10, bytes: 5000, into: source.url("S"))
+    let disk = try SmallDisk("full-snapshot", size: "1m")
+    defer { disk.unmount() }
+    let backup = disk.url("B")
+    func night(_ name: String) throws -> Shell.Result {
+      try Shell.run(
+        "/bin/bash", [SnapshotRotationTests.script, source.url("S/"), backup],
+        environment: [
+          "PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path, "SNAPSHOT_DATE": name,
+        ])
+    }
+    func names() throws -> [String] {
+      try FileManager.default.contentsOfDirectory(atPath: backup).sorted()
+    }
+    #expect(try night("2026-11-01").status == 0)
+    try Self.writeFiles(300, bytes: 5000, into: source.url("S"))
+    let full = try night("2026-11-02")
+    #expect(full.status == 74, "\(full.stderrText)")
+    let lines = full.stderrText.split(separator: "\n")
+    #expect(lines.count == 3, "squeeze's line, its summary and the script's: \(full.stderrText)")
+    #expect(lines.first?.hasPrefix("squeeze: \(disk.path): no space left on device: ") == true)
+    #expect(
+      full.stderrText.contains(
+        "the backup's file system is full; tonight's snapshot (2026-11-02) stopped unfinished"))
+    #expect(try names() == [".unfinished-2026-11-02", "2026-11-01"])
+    #expect(TemporaryFolder.squeezeTemporaries(under: backup).isEmpty)
+
+    try disk.makeRoom()
+    let resumed = try night("2026-11-02")
+    #expect(resumed.status == 0, "\(resumed.stderrText)")
+    #expect(try names() == ["2026-11-01", "2026-11-02"])
+    try SnapshotTests.expectRestores(
+      disk.url("B/2026-11-02"), to: source.url("R"), equal: TreeSnapshot(source.url("S")))
+  }
+
+  @Test func standardOutputOnAFullDiskStopsAtTheFirstFailedWrite() throws {
+    let source = TemporaryFolder("full-stdout-source")
+    try Self.writeFiles(100, bytes: 5000, into: source.url("S"))
+    let disk = try SmallDisk("full-stdout", size: "256k")
+    defer { disk.unmount() }
+    let inputs = (0..<100).map { Shell.quote(source.url("S/f\($0)")) }.joined(separator: " ")
+    let result = try Shell.sh(
+      "exec \(Shell.quote(SqueezeBinary.path)) -c \(inputs) > \(Shell.quote(disk.url("out.gz")))")
+    #expect(result.status == 74, "\(result.stderrText)")
+    let lines = result.stderrText.split(separator: "\n")
+    #expect(lines.count == 1, "\(result.stderrText)")
+    #expect(lines.first?.contains("No space left on device (errno 28)") == true)
+    #expect(lines.first?.contains("more inputs not done") == true, "\(result.stderrText)")
+  }
+}
