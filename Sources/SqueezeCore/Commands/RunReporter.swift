@@ -95,10 +95,12 @@ final class RunReporter {
       operation: configuration.operation, results: results, skipped: reported.skippedCount,
       discoveryFailures: reported.failures.count, wallSeconds: wallSeconds,
       cpuSeconds: cpuSeconds, hangs: hangs, showsMainActor: configuration.asksForDiagnostics)
+    // -q prints errors only, and an interruption is none: the status (death by the signal)
+    // tells the caller, as after gzip -q and pigz -q, and no temporary is left.
     let showSummary =
-      interrupted || verbosity == .verbose
+      verbosity == .verbose
       || (verbosity == .normal
-        && (stderr.isTerminal || configuration.progress == .plain
+        && (interrupted || stderr.isTerminal || configuration.progress == .plain
           || configuration.progress == .bar))
     if showSummary { stderr.write(summary.line + "\n") }
     var written = true
