@@ -133,6 +133,28 @@ import Testing
     }
   }
 
+  /// BACKUP is made when missing, never its parents: with the backup disk not mounted, the
+  /// night fails instead of filling the file system below its mount point.
+  @Test func aBackupFolderWhoseParentIsMissingFailsTheNightAndMakesNothing() throws {
+    let folder = TemporaryFolder("snapshot-unmounted")
+    try folder.write("S/f.txt", TestData.text(2_000))
+    let environment = [
+      "PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path, "SNAPSHOT_DATE": "2026-11-01",
+    ]
+    let unmounted = try Shell.run(
+      "/bin/bash", [Self.script, folder.url("S/"), folder.url("disk/snapshots")],
+      environment: environment)
+    #expect(unmounted.status != 0, "\(unmounted.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("disk")), "nothing is made")
+    try folder.makeFolder("disk")
+    let mounted = try Shell.run(
+      "/bin/bash", [Self.script, folder.url("S/"), folder.url("disk/snapshots")],
+      environment: environment)
+    #expect(mounted.status == 0, "\(mounted.stderrText)")
+    #expect(
+      FileManager.default.fileExists(atPath: folder.url("disk/snapshots/2026-11-01/f.txt.gz")))
+  }
+
   @Test func aNightWithAFailingFileIsKeptAsPartialAndLaterNightsLinkAgainstIt() throws {
     // One file that fails every night (a file and a folder both named for its output) must
     // not stop the history of the others.

@@ -54,9 +54,11 @@ partial_name='^[0-9]{4}-[0-9]{2}-[0-9]{2}-partial$'
   || { echo "squeeze-snapshots: KEEP_WEEKLY must be 0 or more" >&2; exit 2; }
 
 # The run works inside BACKUP: a relative SOURCE is made absolute first (its trailing slash
-# kept: squeeze maps arguments as rsync does).
+# kept: squeeze maps arguments as rsync does). BACKUP itself is made when missing, never its
+# parents (as squeeze -o and rsync make only the last folder): a backup disk that is not
+# mounted fails the night instead of filling the file system below its mount point.
 [[ $source == /* ]] || source=$PWD/$source
-mkdir -p -- "$backup"
+[[ -d $backup ]] || mkdir -- "$backup"
 cd -- "$backup"
 
 # Removes snapshot folder $1: renamed out of the snapshots' names first, so a removal cut
