@@ -177,6 +177,14 @@ enum OptionTable {
         "With --output: remove what squeeze made in the mirror whose source is gone (outputs, known by their header; links and folders, listed in its .squeeze-manifest), once the new outputs are on disk; nothing anyone else put there, nothing after a walk error.",
       apply: { options, _, _ in options.deletes = true }),
     OptionDefinition(
+      group: .output, short: nil, long: "max-delete", valueLabel: "n",
+      help:
+        "With --delete: delete at most <n> entries (outputs, links, folders), keep the rest and fail the run (status 1) saying how many were kept, as rsync's --max-delete; 0 deletes nothing and reports what would go. Guards a mirror against an empty or unmounted source.",
+      apply: { options, value, spelling throws(UsageError) in
+        options.maxDeletions = try ValueParsers.wholeNumberValue(
+          value, option: spelling, in: maxDeletionsRange)
+      }),
+    OptionDefinition(
       group: .output, short: nil, long: "link-dest", valueLabel: "dir",
       help:
         "With --output, make a snapshot: each output whose source is unchanged since the snapshot in <dir> (up to date there by the re-run rules, with the same mode, owner and times) is hard-linked from it instead of compressed (repeatable, searched in order; a relative <dir> is relative to the --output folder, as rsync's). Nothing in <dir> is changed; <dir> must exist and lie outside the sources. The --output folder must be empty, or a snapshot a stopped run left unfinished, which is resumed: what it holds for entries the source has lost since is removed, as --delete would.",
@@ -439,6 +447,10 @@ enum OptionTable {
   private static func parseJobs(_ value: OptionValue, spelling: String) throws(UsageError) -> Int {
     try ValueParsers.wholeNumberValue(value, option: spelling, in: jobsRange)
   }
+
+  /// What `--max-delete` accepts: any count of entries from none up (rsync's `-1`, kept for
+  /// its clients older than 3.0.0, is not needed here).
+  static let maxDeletionsRange = 0...Int(Int32.max)
 
   /// What `--jobs` accepts: 1 to 4096 workers, more than any machine squeeze runs on has
   /// cores. Memory grows with the width (a chunk's buffers per worker on a big file).

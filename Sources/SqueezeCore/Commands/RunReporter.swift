@@ -151,6 +151,7 @@ final class RunReporter {
       results.foldersUpToDate = counts.foldersUpToDate
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
+      results.deletionsOverLimit = deletions?.overLimit ?? 0
       var reported = discovery
       reported.failures = failures
       written = json(
@@ -181,6 +182,7 @@ final class RunReporter {
       wallSeconds: wallSeconds, cpuSeconds: cpuSeconds, hangs: hangs,
       dryRun: configuration.dryRun, plan: plan)
     summary.snapshot = !configuration.linkDestinations.isEmpty
+    summary.limitsDeletions = configuration.files.maxDeletions != nil
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
       return stdout.writeReporting(text, what: "the --json summary")
