@@ -134,6 +134,12 @@ import Testing
       kept.stderrText.contains("in/linked.txt: has 2 hard links; kept (use --force to remove it)"))
     #expect(FileManager.default.fileExists(atPath: folder.url("in/linked.txt")))
     #expect(try SystemGzip.decompress(folder.url("in/linked.txt.gz")) == Array("shared".utf8))
+    // A warning, not a failure: -q hides the line and keeps the status (0: the file is done).
+    unlink(folder.url("in/linked.txt.gz"))
+    let quiet = try SqueezeBinary.run(["-q", "--rm", folder.url("in")])
+    #expect(quiet.status == kept.status)
+    #expect(quiet.stderrText.isEmpty, "\(quiet.stderrText)")
+    #expect(FileManager.default.fileExists(atPath: folder.url("in/linked.txt")))
     let forced = try SqueezeBinary.run(["--rm", "-f", folder.url("in")])
     #expect(forced.status == 0)
     #expect(!FileManager.default.fileExists(atPath: folder.url("in/linked.txt")))
