@@ -135,7 +135,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: "o", long: "output", valueLabel: "dir",
       help:
-        "Write outputs under <dir> instead of beside each file, as rsync maps arguments: <dir>/x/ for a/x, x's contents in <dir> for a/x/. <dir> is made when missing, its parents never (as rsync).",
+        "Write outputs under <dir> instead of beside each file, as rsync maps arguments: <dir>/x/ for a/x, x's contents in <dir> for a/x/. <dir> itself is made when missing; a missing parent is an error, as with rsync.",
       completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {
