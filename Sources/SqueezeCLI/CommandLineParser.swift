@@ -212,6 +212,10 @@ enum CommandLineParser {
   /// `--delete` prunes a mirror being compressed into, and nothing else: `-n` outputs carry
   /// no name to match, `--rm` would delete the only copy, shards would prune each other.
   static func deleteConflict(in options: Options) -> UsageError? {
+    // A limit on deletions with nothing to delete would be silently ignored.
+    if options.maxDeletions != nil && !options.deletes {
+      return .requires("--max-delete", "--delete")
+    }
     guard options.deletes else { return nil }
     if options.mode == .decompress { return .conflict("--delete", "--decompress") }
     if options.mode == .test { return .conflict("--delete", "--test") }

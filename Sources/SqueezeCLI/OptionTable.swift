@@ -135,7 +135,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: "o", long: "output", valueLabel: "dir",
       help:
-        "Write outputs under <dir> instead of beside each file, as rsync maps arguments: <dir>/x/ for a/x, x's contents in <dir> for a/x/.",
+        "Write outputs under <dir> instead of beside each file, as rsync maps arguments: <dir>/x/ for a/x, x's contents in <dir> for a/x/. <dir> itself is made when missing; a missing parent is an error, as with rsync.",
       completion: .folders,
       apply: { options, value, spelling throws(UsageError) in
         guard !value.isEmpty else {
@@ -176,6 +176,14 @@ enum OptionTable {
       help:
         "With --output: remove what squeeze made in the mirror whose source is gone (outputs, known by their header; links and folders, listed in its .squeeze-manifest), once the new outputs are on disk; nothing anyone else put there, nothing after a walk error.",
       apply: { options, _, _ in options.deletes = true }),
+    OptionDefinition(
+      group: .output, short: nil, long: "max-delete", valueLabel: "n",
+      help:
+        "With --delete: delete at most <n> entries (outputs, links, folders), keep the rest and fail the run (status 1) saying how many were kept, as rsync's --max-delete; 0 deletes nothing and reports what would go. Guards a mirror against an empty or unmounted source.",
+      apply: { options, value, spelling throws(UsageError) in
+        options.maxDeletions = try ValueParsers.wholeNumberValue(
+          value, option: spelling, in: maxDeletionsRange)
+      }),
     OptionDefinition(
       group: .output, short: nil, long: "link-dest", valueLabel: "dir",
       help:
@@ -439,6 +447,10 @@ enum OptionTable {
   private static func parseJobs(_ value: OptionValue, spelling: String) throws(UsageError) -> Int {
     try ValueParsers.wholeNumberValue(value, option: spelling, in: jobsRange)
   }
+
+  /// What `--max-delete` accepts: any count of entries from none up (rsync's `-1`, kept for
+  /// its clients older than 3.0.0, is not needed here).
+  static let maxDeletionsRange = 0...Int(Int32.max)
 
   /// What `--jobs` accepts: 1 to 4096 workers, more than any machine squeeze runs on has
   /// cores. Memory grows with the width (a chunk's buffers per worker on a big file).

@@ -43,6 +43,8 @@ struct Options: Sendable, Equatable {
   var removeSources = false
   /// `--delete`: with `-o`, prune the mirror of entries whose source is gone.
   var deletes = false
+  /// `--max-delete=N`: `--delete` removes at most N entries (nil: no limit).
+  var maxDeletions: Int? = nil
   /// `--link-dest`: earlier snapshots, in the order given, whose unchanged outputs the new
   /// snapshot (`-o`) hard-links instead of compressing again.
   var linkDestinations: [RawPath] = []

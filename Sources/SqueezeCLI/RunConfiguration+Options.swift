@@ -27,6 +27,7 @@ extension RunConfiguration {
     files.usesHeaderNameAndTime = options.headerNameAndTime ?? (options.mode == .compress)
     files.removesSources = options.removeSources
     files.deletes = options.deletes
+    files.maxDeletions = options.maxDeletions
     files.wrapsCompressedNames = options.output != nil && operation == .compress
 
     var selection = DiscoveryOptions()

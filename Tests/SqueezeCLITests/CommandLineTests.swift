@@ -95,6 +95,7 @@ import Testing
     try folder.write("a/sub/y.txt", text: "y")
     try folder.write("b/z.txt", text: "z")
     try folder.write("c/single.txt", text: "s")
+    try folder.makeFolder("out")
     // a: the folder itself; b/: its contents; c/single.txt: the file at the top.
     let result = try SqueezeBinary.run([
       "-o", folder.url("out/deep"), folder.url("a"), folder.url("b/"),
@@ -110,6 +111,36 @@ import Testing
       !FileManager.default.fileExists(atPath: folder.url("a/x.txt.gz")),
       "nothing written beside the sources")
     #expect(try folder.read("a/x.txt") == Array("x".utf8))
+  }
+
+  /// `-o` makes the output folder, never its missing parents, as rsync makes only the last
+  /// element of its destination: a backup disk not mounted fails loudly, naming what is
+  /// missing, instead of filling the file system below. A restore and a snapshot alike.
+  @Test(arguments: ["", "-d", "--link-dest"])
+  func theOutputFolderIsMadeButNotItsMissingParents(mode: String) throws {
+    let folder = TemporaryFolder("output-parents")
+    try folder.write("S/f.txt", text: "x\n")
+    #expect(
+      try SqueezeBinary.run(["-q", "-o", folder.url("disk/N1"), folder.url("S/")]).status == 1)
+    #expect(!FileManager.default.fileExists(atPath: folder.url("disk")))
+    try folder.makeFolder("disk")
+    #expect(
+      try SqueezeBinary.run(["-q", "-o", folder.url("disk/N1"), folder.url("S/")]).status == 0)
+    let source = mode == "-d" ? folder.url("disk/N1/") : folder.url("S/")
+    let extra =
+      switch mode {
+      case "": [String]()
+      case "--link-dest": ["--link-dest", folder.url("disk/N1")]
+      default: [mode]
+      }
+    let output = folder.url("gone/host/N2")
+    let refused = try SqueezeBinary.run(extra + ["-o", output, source])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderrText
+        == "squeeze: cannot create output folder '\(output)': '\(folder.url("gone/host"))' does not exist (squeeze makes only the last folder of --output, as rsync does)\n"
+    )
+    #expect(!FileManager.default.fileExists(atPath: folder.url("gone")), "nothing is made")
   }
 
   @Test func twoArgumentsThatMapToTheSameOutputAreAPerFileError() throws {

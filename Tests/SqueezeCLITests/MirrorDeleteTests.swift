@@ -51,6 +51,49 @@ import Testing
       result.stderrText.contains("\(folder.url("M/notes.txt")): kept (not written by squeeze)"))
   }
 
+  /// `--max-delete=N`, rsync's option: an empty (or unmounted) source would empty the mirror;
+  /// with the limit `--delete` removes at most N entries, keeps the rest and fails the run
+  /// naming how many it kept (as rsync stops deleting and exits non-zero), even under `-q`;
+  /// a dry run shows the same limit as a warning. 0 deletes nothing.
+  @Test func maxDeleteStopsDeletionsAtTheLimitAndFailsTheRun() throws {
+    let folder = TemporaryFolder("max-delete")
+    for index in 0..<5 { try folder.write("S/f\(index).txt", text: "file \(index)") }
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    for index in 0..<5 { unlink(folder.url("S/f\(index).txt")) }
+    let arguments = ["--delete", "-o", folder.url("M"), folder.url("S/")]
+    let dry = try SqueezeBinary.run(["--dry-run", "--max-delete=2"] + arguments)
+    #expect(dry.status == 0, "\(dry.stderrText)")
+    #expect(
+      dry.stdoutText.split(separator: "\n").filter { $0.hasPrefix("would delete:") }.count == 2)
+    #expect(
+      dry.stderrText.contains(
+        "squeeze: deletions would stop at --max-delete=2: 3 entries whose source is gone would be kept\n"
+      ),
+      "\(dry.stderrText)")
+    #expect(TemporaryFolder.files(in: folder.url("M")).count == 5, "a dry run changes nothing")
+    let none = try SqueezeBinary.run(["-q", "--max-delete", "0"] + arguments)
+    #expect(none.status == 1)
+    #expect(
+      none.stderrText
+        == "squeeze: deletions stopped at --max-delete=0: 5 entries whose source is gone were kept\n"
+    )
+    #expect(TemporaryFolder.files(in: folder.url("M")).count == 5)
+    let limited = try SqueezeBinary.run(["-q", "--json", "--max-delete=2"] + arguments)
+    #expect(limited.status == 1)
+    #expect(
+      limited.stderrText
+        == "squeeze: deletions stopped at --max-delete=2: 3 entries whose source is gone were kept\n"
+    )
+    let summary = try #require(
+      JSONSerialization.jsonObject(with: Data(limited.stdout)) as? [String: Any])
+    #expect(Self.files(summary, "deleted") == 2, "\(summary)")
+    #expect((summary["deletionsOverLimit"] as? NSNumber)?.intValue == 3, "\(summary)")
+    #expect(TemporaryFolder.files(in: folder.url("M")).count == 3)
+    let enough = try SqueezeBinary.run(["--max-delete=3"] + arguments)
+    #expect(enough.status == 0, "\(enough.stderrText)")
+    #expect(TemporaryFolder.files(in: folder.url("M")).isEmpty)
+  }
+
   @Test func twoBackupSetsInOneMirrorNeverPruneEachOther() throws {
     let folder = TemporaryFolder("two-sets")
     try folder.write("a/x/one.txt", text: "one")

@@ -32,6 +32,23 @@ import Testing
     }
   }
 
+  /// `-q` prints errors only: an interrupted quiet run prints no summary (gzip -q and
+  /// pigz -q print nothing either); the status says it was stopped, and nothing is left.
+  @Test func aQuietRunStoppedBySignalPrintsNothing() throws {
+    let folder = TemporaryFolder("signal-quiet")
+    try Self.busyFolder(folder)
+    let result = try SqueezeBinary.run(["-q", "-j", "2", "-o", folder.url("M"), folder.url("in")]) {
+      pid in
+      usleep(300_000)
+      kill(pid, SIGTERM)
+    }
+    #expect(result.signal == SIGTERM, "ended by the signal: \(result.status) \(result.stderrText)")
+    #expect(result.status == 143)
+    #expect(result.stderrText == "", "nothing but errors under -q")
+    let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+    #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "no temporaries left")
+  }
+
   /// Big files (each compressed chunk by chunk, its temporary open for seconds) and many
   /// small ones.
   static func slowFolder(_ folder: TemporaryFolder) throws {

@@ -133,6 +133,56 @@ import Testing
     }
   }
 
+  /// BACKUP is made when missing, never its parents: with the backup disk not mounted, the
+  /// night fails instead of filling the file system below its mount point.
+  @Test func aBackupFolderWhoseParentIsMissingFailsTheNightAndMakesNothing() throws {
+    let folder = TemporaryFolder("snapshot-unmounted")
+    try folder.write("S/f.txt", TestData.text(2_000))
+    let environment = [
+      "PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path, "SNAPSHOT_DATE": "2026-11-01",
+    ]
+    let unmounted = try Shell.run(
+      "/bin/bash", [Self.script, folder.url("S/"), folder.url("disk/snapshots")],
+      environment: environment)
+    #expect(unmounted.status != 0, "\(unmounted.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: folder.url("disk")), "nothing is made")
+    try folder.makeFolder("disk")
+    let mounted = try Shell.run(
+      "/bin/bash", [Self.script, folder.url("S/"), folder.url("disk/snapshots")],
+      environment: environment)
+    #expect(mounted.status == 0, "\(mounted.stderrText)")
+    #expect(
+      FileManager.default.fileExists(atPath: folder.url("disk/snapshots/2026-11-01/f.txt.gz")))
+  }
+
+  /// An empty source (a disk not mounted) makes no snapshot and removes nothing: a few such
+  /// nights would otherwise thin the real history away. ALLOW_EMPTY_SOURCE=1 overrides.
+  @Test func anEmptySourceMakesNoSnapshotAndRemovesNothing() throws {
+    let folder = TemporaryFolder("snapshot-empty-source")
+    try folder.write("S/f.txt", TestData.text(2_000))
+    let backup = folder.url("B")
+    func night(_ name: String, _ extra: [String: String] = [:]) throws -> Shell.Result {
+      try Shell.run(
+        "/bin/bash", [Self.script, folder.url("S/"), backup],
+        environment: [
+          "PATH": "/usr/bin:/bin", "SQUEEZE": SqueezeBinary.path, "SNAPSHOT_DATE": name,
+          "KEEP_DAILY": "1", "KEEP_WEEKLY": "0",
+        ].merging(extra) { _, new in new })
+    }
+    #expect(try night("2026-11-01").status == 0)
+    unlink(folder.url("S/f.txt"))
+    let empty = try night("2026-11-02")
+    #expect(empty.status == 1)
+    #expect(
+      empty.stderrText.contains("the source '\(folder.url("S/"))' is empty (not mounted?)"),
+      "\(empty.stderrText)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: backup) == ["2026-11-01"])
+    #expect(FileManager.default.fileExists(atPath: folder.url("B/2026-11-01/f.txt.gz")))
+    let allowed = try night("2026-11-03", ["ALLOW_EMPTY_SOURCE": "1"])
+    #expect(allowed.status == 0, "\(allowed.stderrText)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: backup) == ["2026-11-03"])
+  }
+
   @Test func aNightWithAFailingFileIsKeptAsPartialAndLaterNightsLinkAgainstIt() throws {
     // One file that fails every night (a file and a folder both named for its output) must
     // not stop the history of the others.

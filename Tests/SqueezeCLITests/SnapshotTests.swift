@@ -291,6 +291,7 @@ import Testing
     let folder = TemporaryFolder("link-refused-nothing")
     try folder.write("S/f.txt", text: "x\n")
     try folder.write("not-a-folder", text: "x\n")
+    try folder.makeFolder("S/.snap")
     #expect(try SqueezeBinary.run(["-o", folder.url("S/.snap/N1"), folder.url("S/")]).status == 0)
     let refusals: [(linkDestination: String, cause: String)] = [
       ("../../nope", "cannot open --link-dest folder"),
@@ -312,12 +313,12 @@ import Testing
   }
 
   /// A relative `--link-dest` into an `-o` folder not made yet is found where it will be
-  /// from that folder once made: the `..` out of the folders to be made by the path, the
-  /// rest on disk (here through a symbolic link to a folder elsewhere).
+  /// from that folder once made: the first `..` out of the folder to be made, the rest on
+  /// disk (here through a symbolic link to a folder elsewhere).
   @Test func aRelativeLinkDestIsFoundFromTheFolderToBeMadeThroughALinkedParent() throws {
     let folder = TemporaryFolder("link-relative-new")
     try folder.write("S/f.txt", TestData.text(3_000))
-    try folder.makeFolder("real/nights")
+    try folder.makeFolder("real/nights/new")
     symlink(folder.url("real/nights"), folder.url("nights"))
     #expect(try SqueezeBinary.run(["-o", folder.url("real/N1"), folder.url("S/")]).status == 0)
     // From nights/new/N2, `../../..` is real/, where N1 is (not the folder holding the link).
@@ -332,6 +333,7 @@ import Testing
   @Test func aLinkDestInsideTheSourceIsRefusedBeforeAnythingIsWritten() throws {
     let folder = TemporaryFolder("link-inside")
     try folder.write("S/f.txt", TestData.text(3_000))
+    try folder.makeFolder("S/.snap")
     #expect(try SqueezeBinary.run(["-o", folder.url("S/.snap/N1"), folder.url("S/")]).status == 0)
     for linkDestination in [folder.url("S/.snap/N1"), folder.url("S")] {
       let refused = try SqueezeBinary.run([

@@ -21,13 +21,16 @@
 # <date>-partial. Every
 # failure exits with squeeze's status, so the unit fails and the journal names the files.
 # Snapshots are thinned only after a night succeeded, and tonight's is always kept: the
-# only whole snapshot is never removed.
+# only whole snapshot is never removed. An empty SOURCE (a disk not mounted) makes no
+# snapshot and removes nothing (status 1), or a few such nights would thin the real history
+# away; ALLOW_EMPTY_SOURCE=1 snapshots it anyway.
 #
 # Environment:
 #   KEEP_DAILY     newest snapshots kept (default 7, at least 1)
 #   KEEP_WEEKLY    weeks whose newest snapshot is kept too (default 4)
 #   SQUEEZE        the squeeze binary (default /usr/local/bin/squeeze)
 #   SNAPSHOT_DATE  tonight's name, YYYY-MM-DD (default: today; tests step through days)
+#   ALLOW_EMPTY_SOURCE  1 to snapshot an empty SOURCE (default: refused)
 #
 # Exit status: 0 when tonight's snapshot exists (made now, or earlier today); squeeze's
 # status when it failed (1: files failed, 64: usage, 74: the backup's file system is full,
@@ -55,9 +58,11 @@ partial_name='^[0-9]{4}-[0-9]{2}-[0-9]{2}-partial$'
   || { echo "squeeze-snapshots: KEEP_WEEKLY must be 0 or more" >&2; exit 2; }
 
 # The run works inside BACKUP: a relative SOURCE is made absolute first (its trailing slash
-# kept: squeeze maps arguments as rsync does).
+# kept: squeeze maps arguments as rsync does). BACKUP itself is made when missing, never its
+# parents (as squeeze -o and rsync make only the last folder): a backup disk that is not
+# mounted fails the night instead of filling the file system below its mount point.
 [[ $source == /* ]] || source=$PWD/$source
-mkdir -p -- "$backup"
+[[ -d $backup ]] || mkdir -- "$backup"
 cd -- "$backup"
 
 # Removes snapshot folder $1: renamed out of the snapshots' names first, so a removal cut
@@ -120,6 +125,15 @@ partials() {
 
 if [[ -d $tonight ]]; then
   exit 0 # made earlier today
+fi
+
+# An empty source is most likely one not mounted: its snapshot would be empty, and thinning
+# after a few such nights would remove every night that holds the data.
+if [[ ${ALLOW_EMPTY_SOURCE:-0} != 1 && -d $source ]] \
+  && [[ -z $(find "$source" -mindepth 1 -maxdepth 1 -print -quit) ]]; then
+  echo "squeeze-snapshots: the source '$source' is empty (not mounted?): no snapshot is made" \
+    "and nothing is removed (ALLOW_EMPTY_SOURCE=1 snapshots it anyway)" >&2
+  exit 1
 fi
 
 latest=$(snapshots | awk -v tonight="$tonight" '$0 < tonight' | tail -n 1)

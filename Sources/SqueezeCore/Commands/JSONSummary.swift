@@ -33,6 +33,8 @@ struct JSONSummary {
   var plan: [DryRun.Step]? = nil
   /// A snapshot run (`--link-dest`): `files` also counts `linked` and `linkFallbacks`.
   var snapshot = false
+  /// A run with `--max-delete`: the object also has `deletionsOverLimit`.
+  var limitsDeletions = false
 
   /// The key under `files` counting the files done in this mode.
   var doneKey: String {
@@ -104,7 +106,7 @@ extension JSONSummary: Encodable {
     case mode, dryRun, interrupted, diskFull, files, bytesIn, bytesOut, schema, ratio, savedPercent
     case wallSeconds
     case cpuSeconds, jobs, cpus, affinityCPUs, cgroupQuotaCPUs, level, engine, blockSize
-    case isolation, deletionsSkipped, hangs, microhangs, worstLagMs, plan
+    case isolation, deletionsSkipped, deletionsOverLimit, hangs, microhangs, worstLagMs, plan
   }
 
   /// The object's keys and values: the schema ``schema`` names, as README.md describes it.
@@ -152,6 +154,9 @@ extension JSONSummary: Encodable {
     try object.encode(blockSize, forKey: .blockSize)
     try object.encode(isolation.rawValue, forKey: .isolation)
     try object.encode(results.deletionsSkipped, forKey: .deletionsSkipped)
+    if limitsDeletions {
+      try object.encode(results.deletionsOverLimit, forKey: .deletionsOverLimit)
+    }
     try object.encode(hangs.hangs, forKey: .hangs)
     try object.encode(hangs.microhangs, forKey: .microhangs)
     try object.encode(try Self.rounded(hangs.worstLag * 1000, 3), forKey: .worstLagMs)

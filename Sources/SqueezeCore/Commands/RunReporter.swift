@@ -95,10 +95,12 @@ final class RunReporter {
       operation: configuration.operation, results: results, skipped: reported.skippedCount,
       discoveryFailures: reported.failures.count, wallSeconds: wallSeconds,
       cpuSeconds: cpuSeconds, hangs: hangs, showsMainActor: configuration.asksForDiagnostics)
+    // -q prints errors only, and an interruption is none: the status (death by the signal)
+    // tells the caller, as after gzip -q and pigz -q, and no temporary is left.
     let showSummary =
-      interrupted || verbosity == .verbose
+      verbosity == .verbose
       || (verbosity == .normal
-        && (stderr.isTerminal || configuration.progress == .plain
+        && (interrupted || stderr.isTerminal || configuration.progress == .plain
           || configuration.progress == .bar))
     if showSummary { stderr.write(summary.line + "\n") }
     var written = true
@@ -155,6 +157,7 @@ final class RunReporter {
       results.foldersUpToDate = counts.foldersUpToDate
       results.deleted = deletions?.deleted ?? 0
       results.keptForeign = deletions?.keptForeign ?? 0
+      results.deletionsOverLimit = deletions?.overLimit ?? 0
       var reported = discovery
       reported.failures = failures
       written = json(
@@ -185,6 +188,7 @@ final class RunReporter {
       wallSeconds: wallSeconds, cpuSeconds: cpuSeconds, hangs: hangs,
       dryRun: configuration.dryRun, plan: plan)
     summary.snapshot = !configuration.linkDestinations.isEmpty
+    summary.limitsDeletions = configuration.files.maxDeletions != nil
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
       return stdout.writeReporting(text, what: "the --json summary")

@@ -128,6 +128,9 @@ struct RunSummary: Sendable {
       parts.append("\(ByteFormat.count(results.keptForeign)) foreign kept")
     }
     if results.deletionsSkipped { parts.append("deletions skipped") }
+    if results.deletionsOverLimit > 0 {
+      parts.append("\(ByteFormat.count(results.deletionsOverLimit)) kept by --max-delete")
+    }
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted {

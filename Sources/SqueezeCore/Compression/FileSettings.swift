@@ -42,6 +42,9 @@ package struct FileSettings: Sendable {
   package var wrapsCompressedNames = false
   /// `--delete`: prune the mirror of entries whose source is gone.
   package var deletes = false
+  /// `--max-delete=N`: `--delete` removes at most this many entries (outputs, links and
+  /// folders) and keeps the rest, as rsync's option does; nil for no limit.
+  package var maxDeletions: Int? = nil
   /// The `-o` folder is an unfinished snapshot (``SnapshotMarker``) this run resumes: it was
   /// empty when its marker was written, so every link, folder and gzip output in it is
   /// squeeze's work, recorded in the mirror's manifest or not, and the run prunes it as

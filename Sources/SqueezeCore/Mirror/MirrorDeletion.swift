@@ -61,6 +61,9 @@ struct MirrorDeletion {
   struct Report {
     /// Entries removed (or, in a dry run, that would be).
     var deleted = 0
+    /// Entries that would have been removed but were kept because `--max-delete`
+    /// (``FileSettings/maxDeletions``) was reached; in a dry run, that would be.
+    var overLimit = 0
     /// Entries left alone because squeeze did not write them.
     var keptForeign = 0
     /// Lines for stderr (`-v`).
@@ -76,6 +79,19 @@ struct MirrorDeletion {
     /// change times before the first removal and after the last: the `st_ctime` guard does
     /// not take such a removal for a change by someone else.
     var unlinkedInodes: [FileIdentity: LinkedInode] = [:]
+  }
+
+  /// The line for entries kept by `--max-delete`: `squeeze: deletions stopped at
+  /// --max-delete=2: 3 entries whose source is gone were kept` (rsync says `Deletions
+  /// stopped due to --max-delete limit (3 skipped)`), and in a dry run what would happen.
+  static func limitMessage(_ limit: Int, kept: Int, dryRun: Bool = false) -> String {
+    let entries =
+      kept == 1 ? "1 entry whose source is gone" : "\(kept) entries whose source is gone"
+    if dryRun {
+      return "squeeze: deletions would stop at --max-delete=\(limit): \(entries) would be kept"
+    }
+    return
+      "squeeze: deletions stopped at --max-delete=\(limit): \(entries) \(kept == 1 ? "was" : "were") kept"
   }
 
   /// One source place an entry of the mirror may mirror: a folder descriptor and the path
@@ -375,6 +391,15 @@ struct MirrorDeletion {
       report.failures.append(
         DiscoveryFailure(
           path: display(location), cause: "cannot examine for --delete: \(error); kept"))
+      return false
+    }
+    // As rsync's --max-delete: once the limit is reached, every further deletion is
+    // skipped (and counted), after the same checks, so only what would go is counted.
+    if let limit = settings.maxDeletions, report.deleted >= limit {
+      report.overLimit += 1
+      if verbose {
+        report.lines.append("\(display(location).displayString): kept (--max-delete reached)")
+      }
       return false
     }
     if dryRun {

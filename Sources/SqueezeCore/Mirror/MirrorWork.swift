@@ -65,6 +65,10 @@ struct MirrorWork {
       }
     }
     if dryRun {
+      if report.overLimit > 0, let limit = settings.maxDeletions {
+        report.warnings.append(
+          MirrorDeletion.limitMessage(limit, kept: report.overLimit, dryRun: true))
+      }
       // A dry run fails nothing: what it could not examine is said, as a warning.
       report.warnings += report.failures.map { "squeeze: \($0)" }
       report.failures = []
@@ -139,7 +143,11 @@ struct MirrorWork {
         {
           results.deleted += pruned.deleted
           results.keptForeign += pruned.keptForeign
+          results.deletionsOverLimit += pruned.overLimit
           report.lines += pruned.warnings + pruned.lines
+          if pruned.overLimit > 0, let limit = settings.maxDeletions {
+            report.lines.append(MirrorDeletion.limitMessage(limit, kept: pruned.overLimit))
+          }
           for failure in pruned.failures {
             results.entryFailures.append(failure)
             report.lines.append("squeeze: \(failure)")

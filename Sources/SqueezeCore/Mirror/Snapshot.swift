@@ -230,7 +230,8 @@ enum SnapshotLinks {
           earlier, sourceName: name, source: status, inMirror: true,
           nameless: !settings.usesHeaderNameAndTime),
         inspected.existing == .upToDate, let found = inspected.status, found.kind == .regular,
-        found.permissions == status.permissions & 0o1777,
+        found.permissions
+          == CreationPermissions.kept(status.permissions, keepsOwner: settings.copiesOwnership),
         found.modificationTime == status.modificationTime
       else { continue }
       // As root an output gets its source's owner and group: the listing's, as for the bits.

@@ -3,7 +3,7 @@ import SqueezeSystem
 /// The permission bits to create a temporary output with, so that most outputs need no
 /// `fchmod` afterwards.
 ///
-/// An output ends with its source's permission bits (without setuid and setgid). Creating
+/// An output ends with its source's permission bits (``kept(_:keepsOwner:)``). Creating
 /// the temporary with exactly those bits saves one system call a file, and shows nobody more
 /// than the finished output will: the partial file has the same bits in the same folder.
 /// That holds only when `open(2)` gives the file the bits asked for, which it does when the
@@ -14,6 +14,21 @@ import SqueezeSystem
 enum CreationPermissions {
   /// Bits for a temporary whose final bits are not known or not reachable by `open(2)`.
   static let ownerOnly: UInt32 = 0o600
+
+  /// The permission bits an output, a restored file or a file of a mirror gets from the
+  /// file it is made from, whose bits are `bits` (`st_mode & 0o7777`).
+  ///
+  /// All twelve bits when it also gets that file's owner and group (`keepsOwner`: running
+  /// as root), as `rsync -a` and `cp -a` keep them, so that a mirror restores a set-user-ID
+  /// program as it was. Otherwise the file belongs to whoever runs squeeze, and set-user-ID
+  /// and set-group-ID would lend that user's identity to a program someone else wrote (a
+  /// `.gz` file put in a shared folder, restored by another user), so they are dropped, as
+  /// the kernel clears them when a file changes owner (chown(2)) and as pigz 2.6 drops them;
+  /// the sticky bit is kept. gzip 1.12 refuses such files instead ("is set-user-ID on
+  /// execution - ignored", status 2, even with `-f`).
+  static func kept(_ bits: UInt32, keepsOwner: Bool) -> UInt32 {
+    keepsOwner ? bits & 0o7777 : bits & 0o1777
+  }
 
   /// The bits to pass to `open(2)` for an output that will have `final` bits.
   ///

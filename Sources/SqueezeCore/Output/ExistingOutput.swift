@@ -43,9 +43,10 @@ enum ExistingOutput: Sendable, Equatable {
   /// could be another file's `gzip -n` output, so only `--force` replaces it, as with gzip.
   ///
   /// A mirror restores modes and owners, so there a current output must also carry the
-  /// attributes squeeze gives an output: the source's permission bits (less set-user-ID and
-  /// set-group-ID) and, when `sourceOwner` gives one (running as root), the source's owner
-  /// and group. An output that differs only in them is ``stale`` and written anew (never
+  /// attributes squeeze gives an output: the source's permission bits
+  /// (``CreationPermissions/kept(_:keepsOwner:)``: all of them when `sourceOwner` is given,
+  /// less set-user-ID and set-group-ID otherwise) and, when `sourceOwner` gives one (running
+  /// as root), the source's owner and group. An output that differs only in them is ``stale`` and written anew (never
   /// changed in place: it may share its inode with an earlier snapshot). Beside the
   /// sources, as with gzip, only the contents and times are compared.
   ///
@@ -150,7 +151,8 @@ enum ExistingOutput: Sendable, Equatable {
     sourceOwner: (() -> (user: UInt32, group: UInt32)?)?
   ) -> ExistingOutput {
     guard inMirror else { return .upToDate }
-    guard status.permissions == source.permissions & 0o1777 else { return .stale }
+    let bits = CreationPermissions.kept(source.permissions, keepsOwner: sourceOwner != nil)
+    guard status.permissions == bits else { return .stale }
     if let sourceOwner {
       guard let owner = sourceOwner(), status.userID == owner.user, status.groupID == owner.group
       else { return .stale }
@@ -203,6 +205,8 @@ enum ExistingOutput: Sendable, Equatable {
   ///   - owner: the `.gz` file's owner and group when the restore gives them to the file
   ///     (as root), nil otherwise: a file with another owner is then not up to date, as a
   ///     mirror's output with another owner is not (a restore would give it that owner).
+  ///     It also says which permission bits the file must have
+  ///     (``CreationPermissions/kept(_:keepsOwner:)``).
   /// - Throws: ``SystemError`` when the target cannot be examined for a reason other than
   ///   not existing.
   static func inspectRestore(
@@ -219,7 +223,8 @@ enum ExistingOutput: Sendable, Equatable {
     case .regular:
       let current =
         status.modificationTime == source.modificationTime
-        && status.permissions == source.permissions & 0o1777
+        && status.permissions
+          == CreationPermissions.kept(source.permissions, keepsOwner: owner != nil)
         && (owner.map { status.userID == $0.user && status.groupID == $0.group } ?? true)
         && UInt32(truncatingIfNeeded: status.size) == isize()
       return current ? .upToDate : .foreign

@@ -1,7 +1,7 @@
 import SqueezeSystem
 
-/// The `-o` folder: created when missing (with its parents, as `mkdir -p`), opened once, and
-/// checked writable (`faccessat`, without writing anything), so an output that cannot be
+/// The `-o` folder: created when missing (only the folder itself, never a missing parent, as
+/// rsync makes only the last element of its destination), opened once, and checked writable (`faccessat`, without writing anything), so an output that cannot be
 /// created, is read-only or not ours to write stops the run at once with one message instead
 /// of one error per file (with status 74 when its file system has no room for it). A full
 /// disk later, writing the outputs, stops the run at its first output (``FullDisk``).
@@ -11,10 +11,23 @@ enum OutputFolder {
     var path: RawPath
     var action: String
     var cause: SystemError
-    var description: String { "cannot \(action) output folder '\(path.displayString)': \(cause)" }
+    /// The missing parent when that is why the folder cannot be created.
+    var missingParent: RawPath? = nil
+    var description: String {
+      if let missingParent {
+        return
+          "cannot create output folder '\(path.displayString)': '\(missingParent.displayString)' does not exist (squeeze makes only the last folder of --output, as rsync does)"
+      }
+      return "cannot \(action) output folder '\(path.displayString)': \(cause)"
+    }
   }
 
   /// Prepares `path` for writing.
+  ///
+  /// Only `path` itself is made when missing: a missing parent fails the run, so a backup
+  /// to `/mnt/backup/photos` while the disk is not mounted at `/mnt/backup` stops with one
+  /// message instead of filling the file system below, as `rsync -a S/ D/` stops (`mkdir
+  /// "D" failed: No such file or directory`, exit status 11).
   ///
   /// - Parameter ownerMayNeedAccess: an argument's contents go to the folder's top (`a/x/`),
   ///   so the folder mirrors that source folder and carries its permission bits: when they
@@ -22,15 +35,21 @@ enum OutputFolder {
   ///   itself `rwx` while it works (the bits are set back once the work is done), as for
   ///   every folder of the mirror.
   /// - Returns: its index in `bases` and its identity (to keep discovery out of it).
-  /// - Throws: ``Unusable`` naming the step that failed.
+  /// - Throws: ``Unusable`` naming the step that failed (and the missing parent, when
+  ///   that is why `path` cannot be made).
   static func prepare(
     _ path: RawPath, bases: BaseDirectories, ownerMayNeedAccess: Bool = false
   ) throws(Unusable) -> (base: Int, identity: FileIdentity) {
-    do {
+    do throws(SystemError) {
       try RelativeLocation(
-        base: Descriptor.currentDirectory, directory: path, name: "", symlinks: .always
+        base: Descriptor.currentDirectory, directory: path.parent, name: path.lastComponent,
+        symlinks: .always
       )
-      .createDirectories()
+      .makeDirectory(permissions: 0o777)
+    } catch  where error == .fileExists {
+      // There already: opened and checked below.
+    } catch  where error == .noSuchFile {
+      throw Unusable(path: path, action: "create", cause: error, missingParent: path.parent)
     } catch {
       throw Unusable(path: path, action: "create", cause: error)
     }

@@ -116,7 +116,8 @@ final class TemporaryOutput {
   }
 
   /// Gives the output `status`'s owner and group (when `copiesOwnership`), its permission
-  /// bits without setuid and setgid, and its access time and `modificationTime`
+  /// bits (``CreationPermissions/kept(_:keepsOwner:)``: set-user-ID and set-group-ID only
+  /// with its owner, after `fchown`, which clears them), and its access time and `modificationTime`
   /// (nanoseconds), as gzip does; closes it; and registers its file system with the
   /// publisher.
   ///
@@ -145,7 +146,7 @@ final class TemporaryOutput {
         try Descriptor.setOwner(descriptor, user: status.userID, group: status.groupID)
       }
     }
-    let permissions = UInt32(status.permissions & 0o1777)
+    let permissions = CreationPermissions.kept(status.permissions, keepsOwner: copiesOwnership)
     if permissions != createdPermissions {
       try setMetadata(.permissions) { () throws(SystemError) in
         try Descriptor.setPermissions(descriptor, permissions)

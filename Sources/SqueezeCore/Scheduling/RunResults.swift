@@ -62,13 +62,19 @@ struct RunResults: Sendable {
   var keptForeign = 0
   /// `--delete`: deletions were skipped because the walk met errors.
   var deletionsSkipped = false
+  /// `--max-delete`: entries whose source is gone that were kept because the limit was
+  /// reached (a failure of the run when not zero, as rsync exits non-zero).
+  var deletionsOverLimit = 0
 
   /// Mirror entries that are not a file's and failed: folders whose metadata could not be
   /// set, entries `--delete` could not examine or remove.
   var entryFailures: [DiscoveryFailure] = []
 
   /// Files (and mirror entries) that failed.
-  var failed: Int { failures.count + entryFailures.count + (deletionsSkipped ? 1 : 0) }
+  var failed: Int {
+    failures.count + entryFailures.count + (deletionsSkipped ? 1 : 0)
+      + (deletionsOverLimit > 0 ? 1 : 0)
+  }
 }
 
 /// The files a mirror copied into stored members because they were already compressed

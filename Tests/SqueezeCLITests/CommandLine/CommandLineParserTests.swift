@@ -149,6 +149,12 @@ import Testing
       error: .conflict("--delete", "--shard")
     ),
     (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
+    (arguments: ["--max-delete=5", "-o", "m", "x"], error: .requires("--max-delete", "--delete")),
+    (
+      arguments: ["--delete", "--max-delete=-1", "-o", "m", "x"],
+      error: .invalidValue(
+        "-1", option: "--max-delete <n>", reason: "expected a whole number from 0 to 2147483647")
+    ),
     (arguments: ["--link-dest", "p", "x"], error: .requires("--link-dest", "--output")),
     (
       arguments: ["--link-dest", "p", "-d", "-o", "m", "x"],
