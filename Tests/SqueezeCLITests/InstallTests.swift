@@ -117,11 +117,14 @@ import Testing
   }
 
   /// What bash's completion of `words` (the last one being completed) offers through the
-  /// installed script, in a folder with a file `a.txt` and a folder `dir`.
-  static func bashCompletions(_ words: [String], prefix: TemporaryFolder) throws -> [String] {
+  /// installed script, in a folder with the files `files` and the folders `folders`.
+  static func bashCompletions(
+    _ words: [String], prefix: TemporaryFolder, files: [String] = ["a.txt"],
+    folders: [String] = ["dir"]
+  ) throws -> [String] {
     let work = TemporaryFolder("bash-work")
-    try work.write("a.txt", text: "a")
-    try work.makeFolder("dir")
+    for file in files { try work.write(file, text: "a") }
+    for folder in folders { try work.makeFolder(folder) }
     let script = prefix.url("usr/share/bash-completion/completions/squeeze")
     let line = words.joined(separator: " ")
     let command = """
@@ -159,6 +162,28 @@ import Testing
     #expect(
       try Self.bashCompletions(["squeeze", "timeline", "--o"], prefix: prefix) == ["--output"])
     #expect(try Self.bashCompletions(["squeeze", "-j", ""], prefix: prefix) == [])
+  }
+
+  /// A name with `*`, `?` or `[` is offered as it is, once: the script's `compgen` results
+  /// must not go through pathname expansion, which turned `x*` into every name it matches.
+  @Test func bashOffersNamesWithGlobCharactersAsTheyAre() throws {
+    let prefix = try Self.installedPrefix()
+    let files = ["x*", "x?", "x[y]", "xyz"]
+    let folders = ["d*", "d 1"]
+    #expect(
+      try Self.bashCompletions(["squeeze", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "-o", "d"], prefix: prefix, files: files, folders: folders) == ["d 1", "d*"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "--task-log", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "timeline", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
   }
 
   /// What zsh's completion system makes of `line` followed by a completion: an interactive
