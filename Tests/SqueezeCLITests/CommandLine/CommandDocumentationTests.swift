@@ -76,6 +76,14 @@ import Testing
     #expect(two.summary == "First (a. b)")
   }
 
+  /// zsh shows a value's label while it is typed: `--shard`'s is `k/n`, as `--help` writes
+  /// `<k>/<n>`, not the table's inner form `k>/<n`.
+  @Test func zshNamesTheShardValueAsHelpDoes() {
+    let script = CompletionScript.render(.squeeze, for: .zsh)
+    let line = script.split(separator: "\n").first { $0.contains("'--shard[") }
+    #expect(line?.hasSuffix("]:k/n: '") == true, "\(line ?? "no --shard spec")")
+  }
+
   /// What a new row of the table becomes: given to the renderers, an option appears in every
   /// document with its help and its values.
   @Test func aNewOptionRowFlowsIntoEveryDocument() {
