@@ -286,9 +286,22 @@ import Testing
     return environment
   }
 
-  @Test func installSaysHowEachShellFindsItsCompletionAndTheLinesWork() throws {
+  /// `path` as a line `scripts/install` prints quotes it: as it is when it holds only plain
+  /// path characters, else in single quotes (the quotes of fish's lines differ only for `'`
+  /// and `\`, which these tests' prefixes do not hold).
+  static func quotedForShell(_ path: String) -> String {
+    let plain = path.allSatisfy {
+      $0.isASCII && ($0.isLetter || $0.isNumber || "_./+,:@%-".contains($0))
+    }
+    return plain ? path : "'" + path + "'"
+  }
+
+  /// The lines work as printed, pasted into a start-up file, also for a PREFIX with a space
+  /// (`~/my programs`), which an unquoted line split into two words.
+  @Test(arguments: ["usr", "my programs"])
+  func installSaysHowEachShellFindsItsCompletionAndTheLinesWork(prefixName: String) throws {
     let folder = TemporaryFolder("completion-message")
-    let prefix = folder.url("usr")
+    let prefix = folder.url(prefixName)
     let home = folder.url("home")
     try folder.makeFolder("home")
     let result = try Self.install(prefix: prefix)
@@ -312,7 +325,8 @@ import Testing
 
     // Without bash-completion, sourcing the script registers the completion.
     let source = try Self.line(after: "without bash-completion, add to ~/.bashrc:", in: message)
-    #expect(source == "source \(share)/bash-completion/completions/squeeze")
+    #expect(
+      source == "source \(Self.quotedForShell(share + "/bash-completion/completions/squeeze"))")
     let sourced = try Shell.run(
       "/bin/bash", ["-c", source + "\ncomplete -p squeeze"], environment: environment)
     #expect(sourced.status == 0, "\(sourced.stderrText)")
@@ -320,7 +334,7 @@ import Testing
 
     // zsh: the fpath line, then compinit, as a ~/.zshrc runs them.
     let fpath = try Self.line(after: "add to ~/.zshrc, before compinit runs:", in: message)
-    #expect(fpath == "fpath=(\(share)/zsh/site-functions $fpath)")
+    #expect(fpath == "fpath=(\(Self.quotedForShell(share + "/zsh/site-functions")) $fpath)")
     let zsh = try Shell.run(
       "/usr/bin/zsh",
       [
@@ -333,7 +347,9 @@ import Testing
 
     // fish: the config.fish line, then a completion through the installed script.
     let set = try Self.line(after: "add to ~/.config/fish/config.fish:", in: message)
-    #expect(set == "set -p fish_complete_path \(share)/fish/vendor_completions.d")
+    #expect(
+      set
+        == "set -p fish_complete_path \(Self.quotedForShell(share + "/fish/vendor_completions.d"))")
     let fish = try Shell.run(
       "/usr/bin/fish", ["-c", set + "\ncomplete -C 'squeeze --one-f'"], environment: environment,
       currentDirectory: home)
