@@ -117,6 +117,38 @@ import Testing
     #expect(try folder.read("in/a.txt") == Array("new".utf8))
   }
 
+  /// A symbolic link where a restore beside the sources goes is the user's entry, as it is
+  /// where compression's output goes: left alone with an error unless `-f`, which replaces
+  /// the link itself (never its target), as `gzip -d` refuses it. Named directly and found
+  /// by walking the folder alike, and with `-N` (the name from the header).
+  @Test(arguments: [(false, false), (true, false), (false, true)])
+  func decompressingLeavesALinkAtTheOutputAloneWithoutForce(walked: Bool, headerName: Bool)
+    throws
+  {
+    let folder = TemporaryFolder("restore-link")
+    try folder.write("in/a.txt", Array("new".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try FileManager.default.removeItem(atPath: folder.url("in/a.txt"))
+    try folder.write("in/target", Array("precious".utf8))
+    #expect(symlink("target", folder.url("in/a.txt")) == 0)
+    let argument = walked ? folder.url("in") : folder.url("in/a.txt.gz")
+    let mode = headerName ? ["-d", "-N"] : ["-d"]
+    let refused = try SqueezeBinary.run(mode + [argument])
+    #expect(refused.status == 1, "\(refused.stderrText)")
+    #expect(
+      refused.stderrText.contains(
+        "'\(folder.url("in/a.txt"))' already exists; not overwritten (use --force)"),
+      "\(refused.stderrText)")
+    var status = stat()
+    #expect(lstat(folder.url("in/a.txt"), &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+    #expect(try folder.read("in/target") == Array("precious".utf8))
+    let forced = try SqueezeBinary.run(mode + ["-f", argument])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    #expect(lstat(folder.url("in/a.txt"), &status) == 0 && status.st_mode & S_IFMT == S_IFREG)
+    #expect(try folder.read("in/a.txt") == Array("new".utf8))
+    #expect(try folder.read("in/target") == Array("precious".utf8), "not written through")
+  }
+
   @Test func testModeNamesEachBadFileAndWritesNothing() throws {
     let folder = TemporaryFolder("test-mode")
     let data = TestData.text(300_000, seed: 5)

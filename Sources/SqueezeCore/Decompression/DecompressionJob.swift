@@ -166,7 +166,9 @@ enum DecompressionJob {
       do throws(SystemError) {
         switch try target.entryStatus().kind {
         case .regular: existing = .foreign
-        case .symbolicLink: existing = .stale
+        // As the plan judges a link (``ExistingOutput/inspectRestore``): the user's entry
+        // beside the sources, replaced in a mirror.
+        case .symbolicLink: existing = settings.inMirror ? .stale : .foreign
         case let kind: existing = .inTheWay(kind)
         }
       } catch  where error == .noSuchFile {
