@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The test runner survives a child that stops reading its standard input.
 @Suite struct ShellInputTests {
