@@ -5,7 +5,8 @@
 /// What it completes: after an option that takes a value, that value (choices, files or
 /// folders, or nothing for free text), also in the `--option=value` form (bash splits the
 /// word at `=`, `COMP_WORDBREAKS`); a word starting with `-`, the command's option spellings;
-/// otherwise file names, and `timeline` as the first word. Names are read one a line with
+/// otherwise file names, and `timeline` as the first word; after `--`, file names only (the
+/// parser reads every word there as a path). Names are read one a line with
 /// `mapfile`, never through an unquoted `$(…)`, whose pathname expansion would turn a name
 /// such as `x*` into every name it matches.
 enum BashCompletionScript {
@@ -40,6 +41,17 @@ enum BashCompletionScript {
         lines.append("        return")
         lines.append("    fi")
       }
+    }
+    // After `--` every word is a path, as the parser reads it.
+    if command.arguments.contains(where: { $0.completion == .files }) {
+      lines.append(#"    local word"#)
+      lines.append(#"    for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do"#)
+      lines.append(#"        if [[ $word == -- ]]; then"#)
+      lines.append(#"            compopt -o filenames 2>/dev/null"#)
+      lines.append(#"            mapfile -t COMPREPLY < <(compgen -f -- "$cur")"#)
+      lines.append(#"            return"#)
+      lines.append(#"        fi"#)
+      lines.append(#"    done"#)
     }
     // `--option=value`: bash makes `=` a word of its own.
     lines.append(#"    if [[ $cur == = ]]; then"#)

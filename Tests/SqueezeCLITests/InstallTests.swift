@@ -164,6 +164,24 @@ import Testing
     #expect(try Self.bashCompletions(["squeeze", "-j", ""], prefix: prefix) == [])
   }
 
+  /// After `--` every word is a path, as the parser reads it (`squeeze -- -v` compresses a
+  /// file named `-v`): bash offers file names there, never options or an option's values.
+  @Test func bashOffersOnlyFileNamesAfterDoubleDash() throws {
+    let prefix = try Self.installedPrefix()
+    let files = ["-v", "--rm", "a.txt"]
+    #expect(
+      try Self.bashCompletions(["squeeze", "--", "-"], prefix: prefix, files: files)
+        == ["--rm", "-v"])
+    #expect(
+      try Self.bashCompletions(["squeeze", "-d", "--", "-o", ""], prefix: prefix, files: files)
+        == ["--rm", "-v", "a.txt", "dir"])
+    #expect(
+      try Self.bashCompletions(["squeeze", "timeline", "--", "-"], prefix: prefix, files: files)
+        == ["--rm", "-v"])
+    // Before `--`, options as always.
+    #expect(try Self.bashCompletions(["squeeze", "--rsync"], prefix: prefix) == ["--rsyncable"])
+  }
+
   /// A name with `*`, `?` or `[` is offered as it is, once: the script's `compgen` results
   /// must not go through pathname expansion, which turned `x*` into every name it matches.
   @Test func bashOffersNamesWithGlobCharactersAsTheyAre() throws {
