@@ -82,6 +82,39 @@ import Testing
     #expect(Self.mtime(folder.url("renamed/original name.txt")).tv_sec == 1_400_000_000)
   }
 
+  /// `-d -N --dry-run` plans the restore the run makes: under the name in the header, and
+  /// failing where the run fails (a file already there, a header that cannot be read).
+  @Test func aDryRunWithCapitalNNamesTheOutputFromTheHeader() throws {
+    let folder = TemporaryFolder("capital-n-dry")
+    try folder.write("in/original.txt", Array("payload".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.makeFolder("renamed")
+    try FileManager.default.moveItem(
+      atPath: folder.url("in/original.txt.gz"), toPath: folder.url("renamed/x.gz"))
+    try folder.write("renamed/bad.gz", Array("not gzip".utf8))
+    let planned = try SqueezeBinary.run(["-d", "-N", "--dry-run", folder.url("renamed")])
+    #expect(planned.status == 1, "\(planned.stderrText)")
+    #expect(
+      planned.stdoutText.contains(
+        "would decompress: \(folder.url("renamed/x.gz")) → \(folder.url("renamed/original.txt"))\n"
+      ), "\(planned.stdoutText)")
+    #expect(
+      planned.stdoutText.contains("would fail: \(folder.url("renamed/bad.gz")): "),
+      "\(planned.stdoutText)")
+    #expect(TemporaryFolder.files(in: folder.url("renamed")).sorted() == ["bad.gz", "x.gz"])
+    // With the header's name taken, the dry run fails it as the run does.
+    try folder.write("renamed/original.txt", Array("mine".utf8))
+    let taken = try SqueezeBinary.run(["-d", "-N", "--dry-run", folder.url("renamed/x.gz")])
+    #expect(taken.status == 1)
+    #expect(
+      taken.stdoutText.contains(
+        "would fail: \(folder.url("renamed/x.gz")): '\(folder.url("renamed/original.txt"))' already exists"
+      ), "\(taken.stdoutText)")
+    let run = try SqueezeBinary.run(["-d", "-N", folder.url("renamed/x.gz")])
+    #expect(run.status == 1)
+    #expect(try folder.read("renamed/original.txt") == Array("mine".utf8))
+  }
+
   @Test func corruptOrTruncatedInputFailsByNameAndLeavesNoOutput() throws {
     let folder = TemporaryFolder("corrupt")
     let good = try Shell.run("/bin/gzip", ["-c"], input: TestData.text(100_000, seed: 4)).stdout
