@@ -82,6 +82,49 @@ import Testing
     #expect(Self.mtime(folder.url("renamed/original name.txt")).tv_sec == 1_400_000_000)
   }
 
+  /// With `-N` two files collide when their headers name one file, not when their suffixes
+  /// do: `x.gz` and `x.z` whose headers say `a` and `b` both restore (they were refused as
+  /// both restoring to `x`), and two files whose headers both say `same` are a collision
+  /// for the later one (the later was counted up to date when both had one size and time).
+  @Test func withCapitalNOutputsCollideByTheNamesInTheirHeaders() throws {
+    let folder = TemporaryFolder("capital-n-collide")
+    for (name, text) in [("a", "one"), ("b", "two")] {
+      try folder.write("made/\(name)", Array(text.utf8))
+      Self.setTime(folder.url("made/\(name)"), seconds: 1_400_000_000)
+    }
+    #expect(try SqueezeBinary.run([folder.url("made")]).status == 0)
+    try folder.makeFolder("distinct")
+    try FileManager.default.copyItem(
+      atPath: folder.url("made/a.gz"), toPath: folder.url("distinct/x.gz"))
+    try FileManager.default.copyItem(
+      atPath: folder.url("made/b.gz"), toPath: folder.url("distinct/x.z"))
+    let distinct = try SqueezeBinary.run(["-d", "-N", folder.url("distinct")])
+    #expect(distinct.status == 0, "\(distinct.stderrText)")
+    #expect((try? folder.read("distinct/a")) == Array("one".utf8))
+    #expect((try? folder.read("distinct/b")) == Array("two".utf8))
+
+    // Two headers naming one file: the same size and header time, as two versions of one
+    // file saved within a second have.
+    try folder.write("v/same", Array("one".utf8))
+    Self.setTime(folder.url("v/same"), seconds: 1_400_000_000)
+    #expect(try SqueezeBinary.run([folder.url("v")]).status == 0)
+    try folder.makeFolder("same")
+    try FileManager.default.moveItem(
+      atPath: folder.url("v/same.gz"), toPath: folder.url("same/one.gz"))
+    try folder.write("v/same", Array("two".utf8))
+    Self.setTime(folder.url("v/same"), seconds: 1_400_000_000)
+    #expect(try SqueezeBinary.run([folder.url("v")]).status == 0)
+    try FileManager.default.moveItem(
+      atPath: folder.url("v/same.gz"), toPath: folder.url("same/two.gz"))
+    let same = try SqueezeBinary.run(["-d", "-N", folder.url("same")])
+    #expect(same.status == 1, "\(same.stderrText)")
+    #expect(
+      same.stderrText.contains(
+        "squeeze: \(folder.url("same/two.gz")): output '\(folder.url("same/same"))' is also the output of '\(folder.url("same/one.gz"))'; not written"
+      ), "\(same.stderrText)")
+    #expect(try folder.read("same/same") == Array("one".utf8))
+  }
+
   /// `-d -N --dry-run` plans the restore the run makes: under the name in the header, and
   /// failing where the run fails (a file already there, a header that cannot be read).
   @Test func aDryRunWithCapitalNNamesTheOutputFromTheHeader() throws {

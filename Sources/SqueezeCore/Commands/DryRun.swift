@@ -177,7 +177,9 @@ struct DryRun {
     case .work where settings.operation == .decompress && settings.usesHeaderNameAndTime:
       // `-N`: the run restores under the header's name, and judges what is there then.
       do throws(FileFailure) {
-        if let stored = try headerName(of: index) {
+        if let stored = try DecompressionJob.headerName(
+          of: index, list: list, bases: bases, settings: settings)
+        {
           name = stored
           display = settings.plan.displayPath(named: name, of: file, in: list)
         }
@@ -227,19 +229,6 @@ struct DryRun {
       }
     }
     return steps
-  }
-
-  /// The name in file `index`'s gzip header that `-d -N` restores it under, read as the run
-  /// reads it (``DecompressionJob/storedName(in:)``), or nil when the header gives none that
-  /// can name a file.
-  ///
-  /// - Throws: ``FileFailure`` when the run would fail on it: the file cannot be opened, or
-  ///   its header read, or its name is too long.
-  private func headerName(of index: Int) throws(FileFailure) -> RawPath? {
-    let source = try SourceFile.open(
-      index: index, list: list, bases: bases, symlinks: settings.sourceSymlinks)
-    defer { Descriptor.close(source.descriptor) }
-    return try DecompressionJob.storedName(in: DecompressionJob.readHeader(source.descriptor))
   }
 
   /// What sits at `target` for a `-N` restore, judged as the run judges it when it has no
