@@ -5,7 +5,10 @@
 /// What it completes: after an option that takes a value, that value (choices, files or
 /// folders, or nothing for free text), also in the `--option=value` form (bash splits the
 /// word at `=`, `COMP_WORDBREAKS`); a word starting with `-`, the command's option spellings;
-/// otherwise file names, and `timeline` as the first word.
+/// otherwise file names, and `timeline` as the first word; after `--`, file names only (the
+/// parser reads every word there as a path). Names are read one a line with
+/// `mapfile`, never through an unquoted `$(…)`, whose pathname expansion would turn a name
+/// such as `x*` into every name it matches.
 enum BashCompletionScript {
   /// The script for `command` and its subcommands.
   static func render(_ command: CommandDocumentation) -> String {
@@ -39,6 +42,17 @@ enum BashCompletionScript {
         lines.append("    fi")
       }
     }
+    // After `--` every word is a path, as the parser reads it.
+    if command.arguments.contains(where: { $0.completion == .files }) {
+      lines.append(#"    local word"#)
+      lines.append(#"    for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do"#)
+      lines.append(#"        if [[ $word == -- ]]; then"#)
+      lines.append(#"            compopt -o filenames 2>/dev/null"#)
+      lines.append(#"            mapfile -t COMPREPLY < <(compgen -f -- "$cur")"#)
+      lines.append(#"            return"#)
+      lines.append(#"        fi"#)
+      lines.append(#"    done"#)
+    }
     // `--option=value`: bash makes `=` a word of its own.
     lines.append(#"    if [[ $cur == = ]]; then"#)
     lines.append(#"        value="""#)
@@ -54,12 +68,10 @@ enum BashCompletionScript {
         break
       case .files:
         lines.append(#"        compopt -o filenames 2>/dev/null"#)
-        lines.append(#"        local IFS=$'\n'"#)
-        lines.append(#"        COMPREPLY=($(compgen -f -- "$value"))"#)
+        lines.append(#"        mapfile -t COMPREPLY < <(compgen -f -- "$value")"#)
       case .folders:
         lines.append(#"        compopt -o filenames 2>/dev/null"#)
-        lines.append(#"        local IFS=$'\n'"#)
-        lines.append(#"        COMPREPLY=($(compgen -d -- "$value"))"#)
+        lines.append(#"        mapfile -t COMPREPLY < <(compgen -d -- "$value")"#)
       case .choices(let words):
         let list = CompletionScript.singleQuoted(words.joined(separator: " "))
         lines.append(#"        COMPREPLY=($(compgen -W \#(list) -- "$value"))"#)
@@ -83,8 +95,7 @@ enum BashCompletionScript {
     }
     if command.arguments.contains(where: { $0.completion == .files }) {
       lines.append(#"    compopt -o filenames 2>/dev/null"#)
-      lines.append(#"    local IFS=$'\n'"#)
-      lines.append(#"    COMPREPLY+=($(compgen -f -- "$cur"))"#)
+      lines.append(#"    mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")"#)
     }
     lines.append("}")
     return lines

@@ -89,11 +89,22 @@ struct OptionDocumentation: Sendable, Equatable {
     [short.map { "-" + String($0) }, long.map { "--" + $0 }].compactMap { $0 }
   }
 
-  /// The first sentence of the help, for completion menus.
+  /// The first sentence of the help, for completion menus: the text before the first `. `
+  /// or `; ` outside parentheses (a `;` inside them, as in "(the default; accepted for gzip
+  /// habits)", ends no sentence), without a final period.
   var summary: String {
-    var text = help
-    for separator in [". ", "; "] {
-      if let range = text.range(of: separator) { text = String(text[..<range.lowerBound]) }
+    var text = ""
+    var depth = 0
+    var previous: Character? = nil
+    for character in help {
+      if character == " " && depth == 0 && (previous == "." || previous == ";") {
+        text.removeLast()
+        break
+      }
+      if character == "(" { depth += 1 }
+      if character == ")" && depth > 0 { depth -= 1 }
+      text.append(character)
+      previous = character
     }
     if text.hasSuffix(".") { text.removeLast() }
     return text

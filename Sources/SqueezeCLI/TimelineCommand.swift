@@ -65,8 +65,10 @@ struct TimelineCommand {
     case .html: what = "interactive timeline"
     case .chromeTrace: what = "Chrome trace (Perfetto, chrome://tracing)"
     }
+    let tasks = data.tasks.count == 1 ? "1 task" : "\(ByteFormat.count(data.tasks.count)) tasks"
+    let threads = model.threads.count == 1 ? "1 thread" : "\(model.threads.count) threads"
     stderr.write(
-      "squeeze: wrote \(what) '\(output.displayString)' (\(ByteFormat.format(Int64(text.count))), \(ByteFormat.count(data.tasks.count)) tasks, \(model.threads.count) threads)\n"
+      "squeeze: wrote \(what) '\(output.displayString)' (\(ByteFormat.format(Int64(text.count))), \(tasks), \(threads))\n"
     )
   }
 

@@ -64,7 +64,7 @@ enum ZshCompletionScript {
     let description = "[\(escaped(option.summary))]"
     var value = ""
     if let label = option.valueLabel {
-      value = ":\(escaped(label)):\(action(option.completion))"
+      value = ":\(escaped(message(label))):\(action(option.completion))"
     }
     let repeatMark = option.repeats ? "*" : ""
     if names.count == 1 {
@@ -73,6 +73,12 @@ enum ZshCompletionScript {
     let exclusion = option.repeats ? "*" : "(\(names.joined(separator: " ")))"
     return CompletionScript.singleQuoted(exclusion) + "{" + names.joined(separator: ",") + "}"
       + CompletionScript.singleQuoted(description + value)
+  }
+
+  /// What zsh shows while a value is typed: the label without its angle brackets, `n` for
+  /// `n`, `k/n` for `--shard`'s `k>/<n` (the label that `--help` prints as `<k>/<n>`).
+  static func message(_ label: String) -> String {
+    label.filter { $0 != "<" && $0 != ">" }
   }
 
   /// The `_arguments` action for a value.

@@ -153,7 +153,8 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
   }
 
   /// The path as text for messages, logs and JSON: valid UTF-8 as is, a backslash as `\\`,
-  /// control characters and every byte that is not valid UTF-8 as `\xHH`. The mapping is
+  /// control characters (C0, DEL and C1: U+0080 to U+009F, each of its two bytes) and every
+  /// byte that is not valid UTF-8 as `\xHH`. The mapping is
   /// lossless: ``init(displayString:)`` reverses it.
   public var displayString: String { DisplayEscaping.escape(bytes) }
 
@@ -225,6 +226,12 @@ package enum DisplayEscaping {
       if length == 0 {
         appendHex(byte)
         index += 1
+      } else if byte == 0xC2 && bytes[index + 1] <= 0x9F {
+        // U+0080 to U+009F: the C1 control characters (U+009B is CSI, which a terminal
+        // may take as the start of an escape sequence), escaped byte by byte.
+        appendHex(byte)
+        appendHex(bytes[index + 1])
+        index += 2
       } else {
         output.append(contentsOf: bytes[index..<(index + length)])
         index += length

@@ -353,6 +353,20 @@ import Testing
         "cannot read '\(folder.url("nope.jsonl"))': No such file or directory (errno 2)"))
   }
 
+  /// The line after drawing counts in words that agree with the number: the log of a run
+  /// over one file has "1 task", not "1 tasks".
+  @Test func theTimelineLineSaysOneTaskInTheSingular() throws {
+    let folder = TemporaryFolder("timeline-one")
+    try folder.write("in/a.txt", text: "a")
+    let log = folder.url("run.jsonl")
+    let run = try SqueezeBinary.run(["--task-log", log, "-o", folder.url("out"), folder.url("in/")])
+    #expect(run.status == 0, "\(run.stderrText)")
+    let drawn = try SqueezeBinary.run(["timeline", log])
+    #expect(drawn.status == 0, "\(drawn.stderrText)")
+    #expect(drawn.stderrText.contains(", 1 task, "), "\(drawn.stderrText)")
+    #expect(!drawn.stderrText.contains("1 tasks"), "\(drawn.stderrText)")
+  }
+
   @Test func anUnwritableTaskLogStopsTheRunAtOnce() throws {
     let folder = TemporaryFolder("badlog")
     try folder.write("in/a.txt", text: "a")

@@ -117,11 +117,14 @@ import Testing
   }
 
   /// What bash's completion of `words` (the last one being completed) offers through the
-  /// installed script, in a folder with a file `a.txt` and a folder `dir`.
-  static func bashCompletions(_ words: [String], prefix: TemporaryFolder) throws -> [String] {
+  /// installed script, in a folder with the files `files` and the folders `folders`.
+  static func bashCompletions(
+    _ words: [String], prefix: TemporaryFolder, files: [String] = ["a.txt"],
+    folders: [String] = ["dir"]
+  ) throws -> [String] {
     let work = TemporaryFolder("bash-work")
-    try work.write("a.txt", text: "a")
-    try work.makeFolder("dir")
+    for file in files { try work.write(file, text: "a") }
+    for folder in folders { try work.makeFolder(folder) }
     let script = prefix.url("usr/share/bash-completion/completions/squeeze")
     let line = words.joined(separator: " ")
     let command = """
@@ -159,6 +162,46 @@ import Testing
     #expect(
       try Self.bashCompletions(["squeeze", "timeline", "--o"], prefix: prefix) == ["--output"])
     #expect(try Self.bashCompletions(["squeeze", "-j", ""], prefix: prefix) == [])
+  }
+
+  /// After `--` every word is a path, as the parser reads it (`squeeze -- -v` compresses a
+  /// file named `-v`): bash offers file names there, never options or an option's values.
+  @Test func bashOffersOnlyFileNamesAfterDoubleDash() throws {
+    let prefix = try Self.installedPrefix()
+    let files = ["-v", "--rm", "a.txt"]
+    #expect(
+      try Self.bashCompletions(["squeeze", "--", "-"], prefix: prefix, files: files)
+        == ["--rm", "-v"])
+    #expect(
+      try Self.bashCompletions(["squeeze", "-d", "--", "-o", ""], prefix: prefix, files: files)
+        == ["--rm", "-v", "a.txt", "dir"])
+    #expect(
+      try Self.bashCompletions(["squeeze", "timeline", "--", "-"], prefix: prefix, files: files)
+        == ["--rm", "-v"])
+    // Before `--`, options as always.
+    #expect(try Self.bashCompletions(["squeeze", "--rsync"], prefix: prefix) == ["--rsyncable"])
+  }
+
+  /// A name with `*`, `?` or `[` is offered as it is, once: the script's `compgen` results
+  /// must not go through pathname expansion, which turned `x*` into every name it matches.
+  @Test func bashOffersNamesWithGlobCharactersAsTheyAre() throws {
+    let prefix = try Self.installedPrefix()
+    let files = ["x*", "x?", "x[y]", "xyz"]
+    let folders = ["d*", "d 1"]
+    #expect(
+      try Self.bashCompletions(["squeeze", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "-o", "d"], prefix: prefix, files: files, folders: folders) == ["d 1", "d*"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "--task-log", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
+    #expect(
+      try Self.bashCompletions(
+        ["squeeze", "timeline", "x"], prefix: prefix, files: files, folders: folders)
+        == ["x*", "x?", "x[y]", "xyz"])
   }
 
   /// What zsh's completion system makes of `line` followed by a completion: an interactive
@@ -261,9 +304,22 @@ import Testing
     return environment
   }
 
-  @Test func installSaysHowEachShellFindsItsCompletionAndTheLinesWork() throws {
+  /// `path` as a line `scripts/install` prints quotes it: as it is when it holds only plain
+  /// path characters, else in single quotes (the quotes of fish's lines differ only for `'`
+  /// and `\`, which these tests' prefixes do not hold).
+  static func quotedForShell(_ path: String) -> String {
+    let plain = path.allSatisfy {
+      $0.isASCII && ($0.isLetter || $0.isNumber || "_./+,:@%-".contains($0))
+    }
+    return plain ? path : "'" + path + "'"
+  }
+
+  /// The lines work as printed, pasted into a start-up file, also for a PREFIX with a space
+  /// (`~/my programs`), which an unquoted line split into two words.
+  @Test(arguments: ["usr", "my programs"])
+  func installSaysHowEachShellFindsItsCompletionAndTheLinesWork(prefixName: String) throws {
     let folder = TemporaryFolder("completion-message")
-    let prefix = folder.url("usr")
+    let prefix = folder.url(prefixName)
     let home = folder.url("home")
     try folder.makeFolder("home")
     let result = try Self.install(prefix: prefix)
@@ -287,7 +343,8 @@ import Testing
 
     // Without bash-completion, sourcing the script registers the completion.
     let source = try Self.line(after: "without bash-completion, add to ~/.bashrc:", in: message)
-    #expect(source == "source \(share)/bash-completion/completions/squeeze")
+    #expect(
+      source == "source \(Self.quotedForShell(share + "/bash-completion/completions/squeeze"))")
     let sourced = try Shell.run(
       "/bin/bash", ["-c", source + "\ncomplete -p squeeze"], environment: environment)
     #expect(sourced.status == 0, "\(sourced.stderrText)")
@@ -295,7 +352,7 @@ import Testing
 
     // zsh: the fpath line, then compinit, as a ~/.zshrc runs them.
     let fpath = try Self.line(after: "add to ~/.zshrc, before compinit runs:", in: message)
-    #expect(fpath == "fpath=(\(share)/zsh/site-functions $fpath)")
+    #expect(fpath == "fpath=(\(Self.quotedForShell(share + "/zsh/site-functions")) $fpath)")
     let zsh = try Shell.run(
       "/usr/bin/zsh",
       [
@@ -308,7 +365,9 @@ import Testing
 
     // fish: the config.fish line, then a completion through the installed script.
     let set = try Self.line(after: "add to ~/.config/fish/config.fish:", in: message)
-    #expect(set == "set -p fish_complete_path \(share)/fish/vendor_completions.d")
+    #expect(
+      set
+        == "set -p fish_complete_path \(Self.quotedForShell(share + "/fish/vendor_completions.d"))")
     let fish = try Shell.run(
       "/usr/bin/fish", ["-c", set + "\ncomplete -C 'squeeze --one-f'"], environment: environment,
       currentDirectory: home)

@@ -78,6 +78,23 @@ import Testing
     }
   }
 
+  /// A list with no row has no heading either, as gzip prints its heading with the first
+  /// row: a folder without `.gz` files, with `-l` and `-lv`, prints nothing on stdout.
+  @Test func aListWithNoRowsPrintsNoHeading() throws {
+    let folder = TemporaryFolder("list-empty")
+    try folder.makeFolder("none/sub")
+    for flags in ["-lr", "-lvr"] {
+      let (squeeze, gzip) = try Self.lists([flags, folder.url("none")], in: folder)
+      #expect(squeeze == gzip, "\(flags)")
+      #expect(squeeze.isEmpty, "\(flags): \(squeeze)")
+    }
+    // A file that cannot be listed: its error on stderr, and nothing on stdout.
+    try folder.write("bad.gz", Array("not gzip".utf8))
+    let bad = try SqueezeBinary.run(["-l", folder.url("bad.gz")])
+    #expect(bad.status == 1)
+    #expect(bad.stdoutText.isEmpty, "\(bad.stdoutText)")
+  }
+
   /// `-l --json` writes its keys in the order the user's guide lists them: what the file is,
   /// then its measures, the deprecated `ratio` last; the totals likewise.
   @Test func theJSONKeysComeInTheGuidesOrder() throws {

@@ -82,6 +82,82 @@ import Testing
     #expect(Self.mtime(folder.url("renamed/original name.txt")).tv_sec == 1_400_000_000)
   }
 
+  /// With `-N` two files collide when their headers name one file, not when their suffixes
+  /// do: `x.gz` and `x.z` whose headers say `a` and `b` both restore (they were refused as
+  /// both restoring to `x`), and two files whose headers both say `same` are a collision
+  /// for the later one (the later was counted up to date when both had one size and time).
+  @Test func withCapitalNOutputsCollideByTheNamesInTheirHeaders() throws {
+    let folder = TemporaryFolder("capital-n-collide")
+    for (name, text) in [("a", "one"), ("b", "two")] {
+      try folder.write("made/\(name)", Array(text.utf8))
+      Self.setTime(folder.url("made/\(name)"), seconds: 1_400_000_000)
+    }
+    #expect(try SqueezeBinary.run([folder.url("made")]).status == 0)
+    try folder.makeFolder("distinct")
+    try FileManager.default.copyItem(
+      atPath: folder.url("made/a.gz"), toPath: folder.url("distinct/x.gz"))
+    try FileManager.default.copyItem(
+      atPath: folder.url("made/b.gz"), toPath: folder.url("distinct/x.z"))
+    let distinct = try SqueezeBinary.run(["-d", "-N", folder.url("distinct")])
+    #expect(distinct.status == 0, "\(distinct.stderrText)")
+    #expect((try? folder.read("distinct/a")) == Array("one".utf8))
+    #expect((try? folder.read("distinct/b")) == Array("two".utf8))
+
+    // Two headers naming one file: the same size and header time, as two versions of one
+    // file saved within a second have.
+    try folder.write("v/same", Array("one".utf8))
+    Self.setTime(folder.url("v/same"), seconds: 1_400_000_000)
+    #expect(try SqueezeBinary.run([folder.url("v")]).status == 0)
+    try folder.makeFolder("same")
+    try FileManager.default.moveItem(
+      atPath: folder.url("v/same.gz"), toPath: folder.url("same/one.gz"))
+    try folder.write("v/same", Array("two".utf8))
+    Self.setTime(folder.url("v/same"), seconds: 1_400_000_000)
+    #expect(try SqueezeBinary.run([folder.url("v")]).status == 0)
+    try FileManager.default.moveItem(
+      atPath: folder.url("v/same.gz"), toPath: folder.url("same/two.gz"))
+    let same = try SqueezeBinary.run(["-d", "-N", folder.url("same")])
+    #expect(same.status == 1, "\(same.stderrText)")
+    #expect(
+      same.stderrText.contains(
+        "squeeze: \(folder.url("same/two.gz")): output '\(folder.url("same/same"))' is also the output of '\(folder.url("same/one.gz"))'; not written"
+      ), "\(same.stderrText)")
+    #expect(try folder.read("same/same") == Array("one".utf8))
+  }
+
+  /// `-d -N --dry-run` plans the restore the run makes: under the name in the header, and
+  /// failing where the run fails (a file already there, a header that cannot be read).
+  @Test func aDryRunWithCapitalNNamesTheOutputFromTheHeader() throws {
+    let folder = TemporaryFolder("capital-n-dry")
+    try folder.write("in/original.txt", Array("payload".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.makeFolder("renamed")
+    try FileManager.default.moveItem(
+      atPath: folder.url("in/original.txt.gz"), toPath: folder.url("renamed/x.gz"))
+    try folder.write("renamed/bad.gz", Array("not gzip".utf8))
+    let planned = try SqueezeBinary.run(["-d", "-N", "--dry-run", folder.url("renamed")])
+    #expect(planned.status == 1, "\(planned.stderrText)")
+    #expect(
+      planned.stdoutText.contains(
+        "would decompress: \(folder.url("renamed/x.gz")) → \(folder.url("renamed/original.txt"))\n"
+      ), "\(planned.stdoutText)")
+    #expect(
+      planned.stdoutText.contains("would fail: \(folder.url("renamed/bad.gz")): "),
+      "\(planned.stdoutText)")
+    #expect(TemporaryFolder.files(in: folder.url("renamed")).sorted() == ["bad.gz", "x.gz"])
+    // With the header's name taken, the dry run fails it as the run does.
+    try folder.write("renamed/original.txt", Array("mine".utf8))
+    let taken = try SqueezeBinary.run(["-d", "-N", "--dry-run", folder.url("renamed/x.gz")])
+    #expect(taken.status == 1)
+    #expect(
+      taken.stdoutText.contains(
+        "would fail: \(folder.url("renamed/x.gz")): '\(folder.url("renamed/original.txt"))' already exists"
+      ), "\(taken.stdoutText)")
+    let run = try SqueezeBinary.run(["-d", "-N", folder.url("renamed/x.gz")])
+    #expect(run.status == 1)
+    #expect(try folder.read("renamed/original.txt") == Array("mine".utf8))
+  }
+
   @Test func corruptOrTruncatedInputFailsByNameAndLeavesNoOutput() throws {
     let folder = TemporaryFolder("corrupt")
     let good = try Shell.run("/bin/gzip", ["-c"], input: TestData.text(100_000, seed: 4)).stdout
@@ -115,6 +191,38 @@ import Testing
     #expect(try folder.read("in/a.txt") == Array("precious".utf8))
     #expect(try SqueezeBinary.run(["-d", "-f", folder.url("in/a.txt.gz")]).status == 0)
     #expect(try folder.read("in/a.txt") == Array("new".utf8))
+  }
+
+  /// A symbolic link where a restore beside the sources goes is the user's entry, as it is
+  /// where compression's output goes: left alone with an error unless `-f`, which replaces
+  /// the link itself (never its target), as `gzip -d` refuses it. Named directly and found
+  /// by walking the folder alike, and with `-N` (the name from the header).
+  @Test(arguments: [(false, false), (true, false), (false, true)])
+  func decompressingLeavesALinkAtTheOutputAloneWithoutForce(walked: Bool, headerName: Bool)
+    throws
+  {
+    let folder = TemporaryFolder("restore-link")
+    try folder.write("in/a.txt", Array("new".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try FileManager.default.removeItem(atPath: folder.url("in/a.txt"))
+    try folder.write("in/target", Array("precious".utf8))
+    #expect(symlink("target", folder.url("in/a.txt")) == 0)
+    let argument = walked ? folder.url("in") : folder.url("in/a.txt.gz")
+    let mode = headerName ? ["-d", "-N"] : ["-d"]
+    let refused = try SqueezeBinary.run(mode + [argument])
+    #expect(refused.status == 1, "\(refused.stderrText)")
+    #expect(
+      refused.stderrText.contains(
+        "'\(folder.url("in/a.txt"))' already exists; not overwritten (use --force)"),
+      "\(refused.stderrText)")
+    var status = stat()
+    #expect(lstat(folder.url("in/a.txt"), &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+    #expect(try folder.read("in/target") == Array("precious".utf8))
+    let forced = try SqueezeBinary.run(mode + ["-f", argument])
+    #expect(forced.status == 0, "\(forced.stderrText)")
+    #expect(lstat(folder.url("in/a.txt"), &status) == 0 && status.st_mode & S_IFMT == S_IFREG)
+    #expect(try folder.read("in/a.txt") == Array("new".utf8))
+    #expect(try folder.read("in/target") == Array("precious".utf8), "not written through")
   }
 
   @Test func testModeNamesEachBadFileAndWritesNothing() throws {

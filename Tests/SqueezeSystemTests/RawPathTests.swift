@@ -20,6 +20,23 @@ import Testing
     #expect(RawPath(displayString: shown) == path)
   }
 
+  /// C1 control characters (U+0080 to U+009F, valid UTF-8) are control characters too, and
+  /// are shown escaped byte by byte: U+009B is CSI, which a terminal may take as the start
+  /// of an escape sequence. A no-break space (U+00A0) is printable and shown as it is.
+  @Test func c1ControlCharactersAreEscaped() {
+    let cases: [([UInt8], String)] = [
+      ([0x61, 0xC2, 0x9B, 0x33, 0x31, 0x6D], "a\\xc2\\x9b31m"),
+      ([0xC2, 0x80], "\\xc2\\x80"),
+      ([0xC2, 0x9F], "\\xc2\\x9f"),
+      ([0xC2, 0xA0], "\u{A0}"),
+    ]
+    for (bytes, shown) in cases {
+      let path = RawPath(bytes: bytes)
+      #expect(path.displayString == shown)
+      #expect(RawPath(displayString: shown) == path)
+    }
+  }
+
   @Test func everyByteStringRoundTripsThroughItsDisplay() {
     var state: UInt32 = 1
     for length in 0..<200 {

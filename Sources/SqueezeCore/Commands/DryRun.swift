@@ -166,14 +166,28 @@ struct DryRun {
   ) -> [Step] {
     let file = list.files[index]
     let source = list.displayPath(of: file)
-    guard let name = settings.plan.outputName(for: list.name(of: file)) else {
+    guard var name = settings.plan.outputName(for: list.name(of: file)) else {
       counts.failing += 1
       return [Step(action: .fail, path: source, cause: "\(FileFailure.unknownSuffix)")]
     }
-    let display = settings.plan.displayPath(named: name, of: file, in: list)
+    var display = settings.plan.displayPath(named: name, of: file, in: list)
     let failure: FileFailure?
     switch disposition {
     case .fails(let planned): failure = planned
+    case .work where settings.operation == .decompress && settings.usesHeaderNameAndTime:
+      // `-N`: the run restores under the header's name, and judges what is there then.
+      do throws(FileFailure) {
+        if let stored = try DecompressionJob.headerName(
+          of: index, list: list, bases: bases, settings: settings)
+        {
+          name = stored
+          display = settings.plan.displayPath(named: name, of: file, in: list)
+        }
+        let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
+        failure = self.failure(try existingRestore(at: target, display: display), display: display)
+      } catch {
+        failure = error
+      }
     case .work(let existing): failure = self.failure(existing, display: display)
     case .upToDate, .leftOut, .link: failure = nil
     }
@@ -215,6 +229,30 @@ struct DryRun {
       }
     }
     return steps
+  }
+
+  /// What sits at `target` for a `-N` restore, judged as the run judges it when it has no
+  /// plan for that name (``DecompressionJob``): a file or, beside the sources, a link is
+  /// another file's; anything else but nothing is in the way.
+  ///
+  /// - Throws: ``FileFailure/cannotCreateOutput(_:_:)`` when `target` cannot be examined
+  ///   for a reason other than not existing.
+  private func existingRestore(at target: RelativeLocation, display: RawPath) throws(FileFailure)
+    -> ExistingOutput
+  {
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try target.entryStatus()
+    } catch  where error == .noSuchFile {
+      return .absent
+    } catch {
+      throw .cannotCreateOutput(display, error)
+    }
+    switch status.kind {
+    case .regular: return .foreign
+    case .symbolicLink: return settings.inMirror ? .stale : .foreign
+    case let kind: return .inTheWay(kind)
+    }
   }
 
   /// Why the entry the plan found at an output path would make the file fail, or nil.

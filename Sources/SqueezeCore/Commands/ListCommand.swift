@@ -158,7 +158,8 @@ package struct ListCommand {
     return Double(uncompressed - (compressed - overhead)) / Double(uncompressed) * 100
   }
 
-  /// The table: gzip -l's columns, then `(totals)` when there is more than one file; with
+  /// The table: gzip -l's columns, then `(totals)` when there is more than one file (nothing
+  /// at all when there is none, as gzip prints its heading with the first row); with
   /// `rowsOnly` (`-q`), one row per file and neither the heading nor the totals, as
   /// `gzip -lq` prints it. With `verbose` (`-v`), each row starts with gzip -lv's columns
   /// (`defla af083b2d Dec  2 14:34 `: the method, always deflate, the last trailer's CRC-32
@@ -169,7 +170,8 @@ package struct ListCommand {
       String(repeating: " ", count: max(0, width - text.count)) + text
     }
     var text = ""
-    if !rowsOnly {
+    // No rows, no heading: gzip prints its heading with the first row.
+    if !rowsOnly && !entries.isEmpty {
       if verbose { text += "method  crc     date  time  " }
       text += pad("compressed", 19) + " " + pad("uncompressed", 19) + "  ratio uncompressed_name\n"
     }

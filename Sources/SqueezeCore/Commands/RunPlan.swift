@@ -61,7 +61,20 @@ struct RunPlan: Sendable {
     let (leftOutRoots, argumentFailures) = ArgumentCollisions.colliding(
       in: list, plan: settings.plan)
     var failures = argumentFailures
-    let (collisions, duplicates) = settings.plan.collisions(in: list, leavingOut: leftOutRoots)
+    // `-d -N` restores under the names in the headers: two files collide when those do.
+    var headerNames: [Int: RawPath] = [:]
+    if settings.operation == .decompress && settings.usesHeaderNameAndTime {
+      for index in list.files.indices {
+        // A header that cannot be read fails its file when the job opens it.
+        if let name = try? DecompressionJob.headerName(
+          of: index, list: list, bases: bases, settings: settings)
+        {
+          headerNames[index] = name
+        }
+      }
+    }
+    let (collisions, duplicates) = settings.plan.collisions(
+      in: list, leavingOut: leftOutRoots, names: headerNames)
     var leftOut = duplicates
     for (index, file) in list.files.enumerated()
     where leftOutRoots.contains(Int(list.directories[Int(file.directory)].root)) {
@@ -70,8 +83,10 @@ struct RunPlan: Sendable {
     var failing: [Int: FileFailure] = [:]
     // -t writes nothing: two files that would restore to one name are both tested.
     for (index, other) in collisions where settings.operation != .test {
+      let file = list.files[index]
       failing[index] = .outputCollision(
-        settings.plan.displayPath(of: list.files[index], in: list), otherSource: other)
+        headerNames[index].map { settings.plan.displayPath(named: $0, of: file, in: list) }
+          ?? settings.plan.displayPath(of: file, in: list), otherSource: other)
     }
     var mirror: MirrorPlan? = nil
     if settings.inMirror && settings.operation != .test {

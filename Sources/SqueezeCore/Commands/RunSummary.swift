@@ -68,7 +68,11 @@ struct RunSummary: Sendable {
     let sizes = "\(ByteFormat.format(results.bytesIn)) → \(ByteFormat.format(results.bytesOut))"
     let uncompressed = operation == .compress ? results.bytesIn : results.bytesOut
     if results.done == 0 {
-      parts.append(operation == .test ? "nothing tested" : "nothing \(verb)")
+      // Files that failed their test were tested: none passed.
+      parts.append(
+        operation == .test
+          ? (results.failures.isEmpty ? "nothing tested" : "no file tested OK")
+          : "nothing \(verb)")
     } else if uncompressed == 0 {
       let empty =
         results.done == 1 ? "1 empty file" : "\(ByteFormat.count(results.done)) empty files"

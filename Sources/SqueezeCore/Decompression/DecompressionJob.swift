@@ -166,7 +166,9 @@ enum DecompressionJob {
       do throws(SystemError) {
         switch try target.entryStatus().kind {
         case .regular: existing = .foreign
-        case .symbolicLink: existing = .stale
+        // As the plan judges a link (``ExistingOutput/inspectRestore``): the user's entry
+        // beside the sources, replaced in a mirror.
+        case .symbolicLink: existing = settings.inMirror ? .stale : .foreign
         case let kind: existing = .inTheWay(kind)
         }
       } catch  where error == .noSuchFile {
@@ -181,6 +183,22 @@ enum DecompressionJob {
     case .folderInTheWay(empty: false): throw .folderNotEmpty(display.path)
     default: return existing
     }
+  }
+
+  /// The name in file `index`'s header that `-d -N` restores it under (``storedName(in:)``),
+  /// read from the file as ``open(index:context:)`` reads it, or nil when the header gives
+  /// none that can name a file (the name without the suffix is used then). The plan reads it
+  /// to find two files whose headers name one file, and a dry run to name the output.
+  ///
+  /// - Throws: ``FileFailure`` when the file cannot be opened, its header read, or its name
+  ///   is too long: what the run fails the file with.
+  static func headerName(
+    of index: Int, list: FileList, bases: BaseDirectories, settings: FileSettings
+  ) throws(FileFailure) -> RawPath? {
+    let source = try SourceFile.open(
+      index: index, list: list, bases: bases, symlinks: settings.sourceSymlinks)
+    defer { Descriptor.close(source.descriptor) }
+    return try storedName(in: readHeader(source.descriptor))
   }
 
   /// The first member's header, read with `pread` (the file position stays at 0).

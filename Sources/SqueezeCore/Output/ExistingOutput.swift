@@ -193,8 +193,9 @@ enum ExistingOutput: Sendable, Equatable {
   /// file's trailer gives (ISIZE, modulo 2^32), with the `.gz` file's modification time to
   /// the nanosecond, its permission bits and, when restored files take the `.gz` file's
   /// owner (as root), that owner and group, is up to date; any other regular file is
-  /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is ``stale``
-  /// (a restore never writes through one and replaces it); a folder is
+  /// ``foreign`` (left alone with an error unless `--force`); a symbolic link is never
+  /// written through: beside the sources it is ``foreign`` too (`--force` replaces the link
+  /// itself, as `gzip -d -f` does), in a mirror ``stale`` (replaced); a folder is
   /// ``folderInTheWay(empty:)`` in a mirror and ``inTheWay(_:)`` beside the sources.
   ///
   /// - Parameters:
@@ -228,7 +229,9 @@ enum ExistingOutput: Sendable, Equatable {
         && (owner.map { status.userID == $0.user && status.groupID == $0.group } ?? true)
         && UInt32(truncatingIfNeeded: status.size) == isize()
       return current ? .upToDate : .foreign
-    case .symbolicLink: return .stale
+    // Beside the sources a link is the user's entry, as at a compressed output's path (left
+    // alone unless `--force`, which replaces the link itself); in a mirror it is replaced.
+    case .symbolicLink: return inMirror ? .stale : .foreign
     case .directory where inMirror: return .folderInTheWay(empty: target.isEmptyFolder())
     default: return .inTheWay(status.kind)
     }

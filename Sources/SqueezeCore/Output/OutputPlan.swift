@@ -115,20 +115,22 @@ package struct OutputPlan: Sendable {
   /// inode) and its name, so `squeeze dir dir/`, `squeeze dir ./dir` or `squeeze dir
   /// dir/sub` name each output once; in a mirror, by its path below the mirror.
   ///
+  /// - Parameter names: output names that replace the ones ``naming`` gives, by file index
+  ///   (`-d -N`: the names in the headers).
   /// - Returns: for each such file (by index), the display path of the earlier source; the
   ///   same source file reached twice is listed in `duplicates` instead, to be dropped
   ///   silently.
   func collisions(
-    in list: FileList, leavingOut leftOutRoots: Set<Int> = []
+    in list: FileList, leavingOut leftOutRoots: Set<Int> = [], names: [Int: RawPath] = [:]
   ) -> (collisions: [Int: RawPath], duplicates: Set<Int>) {
-    if cannotCollide(in: list) { return ([:], []) }
+    if names.isEmpty && cannotCollide(in: list) { return ([:], []) }
     var firstByKey: [OutputKey: Int] = [:]
     firstByKey.reserveCapacity(list.files.count)
     var collisions: [Int: RawPath] = [:]
     var duplicates: Set<Int> = []
     for (index, file) in list.files.enumerated()
     where !leftOutRoots.contains(Int(list.directories[Int(file.directory)].root)) {
-      guard let name = outputName(for: list.name(of: file)) else { continue }
+      guard let name = names[index] ?? outputName(for: list.name(of: file)) else { continue }
       let key: OutputKey
       switch destination {
       case .besideSources:

@@ -62,14 +62,15 @@ package struct Glob: Sendable, Hashable {
         index += 1
       case UInt8(ascii: "*"):
         if index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*") {
-          if index + 2 < bytes.count && bytes[index + 2] == UInt8(ascii: "/") {
+          // A run of two stars or more is one globstar; a '*' after its '/' is a star of
+          // its own (`**/*.txt`).
+          while index < bytes.count && bytes[index] == UInt8(ascii: "*") { index += 1 }
+          if index < bytes.count && bytes[index] == UInt8(ascii: "/") {
             tokens.append(.globstarSlash)
-            index += 3
+            index += 1
           } else {
             tokens.append(.globstar)
-            index += 2
           }
-          while index < bytes.count && bytes[index] == UInt8(ascii: "*") { index += 1 }
         } else {
           tokens.append(.star)
           index += 1

@@ -56,6 +56,34 @@ import Testing
     #expect(Self.fishOptions(timeline) == Self.timelineSpellings)
   }
 
+  /// A completion menu shows the first sentence of each option's help: a sentence cut at a
+  /// `;` inside parentheses ("Keep the originals (the default") would leave one open.
+  @Test func completionSummariesCloseEveryParenthesisTheyOpen() {
+    for option in OptionTable.options.map(\.documentation) + TimelineOptionTable.options {
+      let summary = option.summary
+      #expect(
+        summary.filter { $0 == "(" }.count == summary.filter { $0 == ")" }.count,
+        "\(option.label): \(summary)")
+    }
+    let keep = OptionDocumentation(
+      short: "k", long: "keep", valueLabel: nil,
+      help: "Keep the originals (the default; accepted for gzip habits). More.",
+      defaultValue: nil, label: "-k, --keep", hidden: false, completion: .none)
+    #expect(keep.summary == "Keep the originals (the default; accepted for gzip habits)")
+    let two = OptionDocumentation(
+      short: nil, long: "x", valueLabel: nil, help: "First (a. b); second", defaultValue: nil,
+      label: "--x", hidden: false, completion: .none)
+    #expect(two.summary == "First (a. b)")
+  }
+
+  /// zsh shows a value's label while it is typed: `--shard`'s is `k/n`, as `--help` writes
+  /// `<k>/<n>`, not the table's inner form `k>/<n`.
+  @Test func zshNamesTheShardValueAsHelpDoes() {
+    let script = CompletionScript.render(.squeeze, for: .zsh)
+    let line = script.split(separator: "\n").first { $0.contains("'--shard[") }
+    #expect(line?.hasSuffix("]:k/n: '") == true, "\(line ?? "no --shard spec")")
+  }
+
   /// What a new row of the table becomes: given to the renderers, an option appears in every
   /// document with its help and its values.
   @Test func aNewOptionRowFlowsIntoEveryDocument() {

@@ -1,4 +1,5 @@
 import Glibc
+import SqueezeGzip
 import SqueezeSystem
 import SqueezeTaskLog
 import Testing
@@ -196,6 +197,26 @@ import Testing
     #expect(
       Self.summary(.test, done: 0, bytesIn: 0, bytesOut: 0).hasPrefix(
         "squeeze: nothing tested, 0.500 s"))
+  }
+
+  /// `-t` over files that all failed their test tested them: the line says none passed,
+  /// not "nothing tested", which reads as if nothing had been looked at.
+  @Test func aTestRunWhoseFilesAllFailedSaysNoneTestedOK() {
+    var results = RunResults()
+    results.failures = ["a.gz", "b.gz", "c.gz"].map {
+      (path: RawPath($0), failure: FileFailure.badGzip(.badMagic))
+    }
+    let line = RunSummary(
+      operation: .test, results: results, skipped: 0, discoveryFailures: 0,
+      wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport()
+    ).line
+    #expect(line.hasPrefix("squeeze: no file tested OK, 0.500 s, 3 failed"), "\(line)")
+    // A path that does not exist is no file tested: nothing was.
+    let missing = RunSummary(
+      operation: .test, results: RunResults(), skipped: 0, discoveryFailures: 1,
+      wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport()
+    ).line
+    #expect(missing.hasPrefix("squeeze: nothing tested, 0.500 s, 1 failed"), "\(missing)")
   }
 
   @Test func grownFilesAreCountedAndAGrownTotalIsNotANegativeSaving() {

@@ -24,6 +24,11 @@ import Testing
     ("a/**/b", "a/b", true), ("a/**/b", "a/x/b", true), ("a/**/b", "a/x/y/b", true),
     ("a/**/b", "a/xb", false),
     ("*/*.c", "src/main.c", true), ("*/*.c", "src/sub/main.c", false),
+    // A '*' right after '**/' is a star of its own, not part of the globstar.
+    ("**/*.txt", "top.txt", true), ("**/*.txt", "a/b/c.txt", true),
+    ("**/*.txt", "a/b/c.log", false), ("a/**/*.txt", "a/3.txt", true),
+    ("a/**/*.txt", "a/b/4.txt", true), ("a/**/*.txt", "b/4.txt", false),
+    ("a/**/?.txt", "a/b/4.txt", true), ("***/x", "a/x", true),
   ])
   func matchesLikeRsyncAndGitignore(pattern: String, path: String, expected: Bool) throws {
     let glob = try #require(Glob(pattern))
