@@ -219,7 +219,7 @@ extension CommandDocumentation {
         ),
         (
           "Restore a mirror into another folder:",
-          "squeeze -d -o /restore/photos /backup/photos/"
+          "squeeze -d -o /home/me/photos-restored /backup/photos/"
         ),
         (
           "Streams, as with gzip:",

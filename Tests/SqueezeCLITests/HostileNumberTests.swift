@@ -182,7 +182,7 @@ import Testing
     let mirror = TemporaryFolder("sparse-mirror")
     let result = try SqueezeBinary.run(["-o", mirror.url("out"), source.url("in/")]) { pid in
       // Wait until the copy has written something, or the process has ended.
-      while !Self.hasGrownTemporary(mirror.url("out")) && Self.isRunning(pid) {
+      while !Self.hasGrownTemporary(mirror.url("out"), pid: pid) && Self.isRunning(pid) {
         usleep(10_000)
       }
       kill(pid, SIGINT)
@@ -289,13 +289,25 @@ import Testing
   }
 
   /// True when a squeeze temporary of at least one byte is in `folder`.
-  static func hasGrownTemporary(_ folder: String) -> Bool {
+  static func hasGrownTemporary(_ folder: String, pid: Int32) -> Bool {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-    return names.contains { name in
+    let named = names.contains { name in
       var info = stat()
       return name.hasPrefix(".squeeze-") && stat(folder + "/" + name, &info) == 0
         && info.st_size > 0
     }
+    // An unnamed output (O_TMPFILE) is seen through the descriptor /proc shows for it.
+    let descriptors = "/proc/\(pid)/fd"
+    let unnamed = ((try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? [])
+      .contains { name in
+        let link = descriptors + "/" + name
+        var info = stat()
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link),
+          target.hasPrefix(folder + "/#"), target.hasSuffix(" (deleted)")
+        else { return false }
+        return stat(link, &info) == 0 && info.st_size > 0
+      }
+    return named || unnamed
   }
 
   /// True while `pid` runs (a process that ended but was not waited for is a zombie, which
