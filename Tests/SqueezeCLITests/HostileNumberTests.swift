@@ -297,16 +297,10 @@ import Testing
         && info.st_size > 0
     }
     // An unnamed output (O_TMPFILE) is seen through the descriptor /proc shows for it.
-    let descriptors = "/proc/\(pid)/fd"
-    let unnamed = ((try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? [])
-      .contains { name in
-        let link = descriptors + "/" + name
-        var info = stat()
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link),
-          target.hasPrefix(folder + "/#"), target.hasSuffix(" (deleted)")
-        else { return false }
-        return stat(link, &info) == 0 && info.st_size > 0
-      }
+    let unnamed = SqueezeBinary.unnamedOutputDescriptors(of: pid, under: folder).contains {
+      var info = stat()
+      return stat($0, &info) == 0 && info.st_size > 0
+    }
     return named || unnamed
   }
 

@@ -61,18 +61,22 @@ public enum SqueezeBinary {
   }
 
   private static func openUnnamedOutputs(of pid: Int32, under folder: String) -> [String] {
+    unnamedOutputDescriptors(of: pid, under: folder).compactMap {
+      try? FileManager.default.destinationOfSymbolicLink(atPath: $0)
+    }
+  }
+
+  /// The `/proc/PID/fd/N` paths of the unnamed outputs process `pid` itself has open in
+  /// folders under `folder` (`stat` of one gives the output's size so far).
+  public static func unnamedOutputDescriptors(of pid: Int32, under folder: String) -> [String] {
     let real = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
     let descriptors = "/proc/\(pid)/fd"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
-    return names.compactMap { name in
-      guard
-        let target = try? FileManager.default.destinationOfSymbolicLink(
-          atPath: descriptors + "/" + name)
-      else { return nil }
-      let unnamed =
-        target.hasPrefix(real + "/") && target.hasSuffix(" (deleted)")
+    return names.map { descriptors + "/" + $0 }.filter { link in
+      guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link)
+      else { return false }
+      return target.hasPrefix(real + "/") && target.hasSuffix(" (deleted)")
         && target.split(separator: "/").last?.hasPrefix("#") == true
-      return unnamed ? target : nil
     }
   }
 
