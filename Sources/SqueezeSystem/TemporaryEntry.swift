@@ -341,7 +341,9 @@ package struct TemporaryEntry: Sendable {
 
   /// Creates an unnamed file in `folder` (``AnonymousFile``), open for reading and writing.
   ///
-  /// - Parameter permissions: the mode to create it with (before the umask).
+  /// - Parameters:
+  ///   - folder: the folder to make it in (and later link it in).
+  ///   - permissions: the mode to create it with (before the umask).
   /// - Returns: the temporary and its descriptor, which the temporary owns: it is closed by
   ///   ``rename(to:_:)`` or ``remove()``, never by the caller. Nil when the folder's file
   ///   system or the kernel cannot make or link such a file: make a named one instead.
