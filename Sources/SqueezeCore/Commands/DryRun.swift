@@ -240,18 +240,10 @@ struct DryRun {
   private func existingRestore(at target: RelativeLocation, display: RawPath) throws(FileFailure)
     -> ExistingOutput
   {
-    let status: FileStatus
     do throws(SystemError) {
-      status = try target.entryStatus()
-    } catch  where error == .noSuchFile {
-      return .absent
+      return try ExistingOutput.inspectUnplannedRestore(target, inMirror: settings.inMirror)
     } catch {
       throw .cannotCreateOutput(display, error)
-    }
-    switch status.kind {
-    case .regular: return .foreign
-    case .symbolicLink: return settings.inMirror ? .stale : .foreign
-    case let kind: return .inTheWay(kind)
     }
   }
 

@@ -164,15 +164,7 @@ enum DecompressionJob {
       existing = planned
     } else {
       do throws(SystemError) {
-        switch try target.entryStatus().kind {
-        case .regular: existing = .foreign
-        // As the plan judges a link (``ExistingOutput/inspectRestore``): the user's entry
-        // beside the sources, replaced in a mirror.
-        case .symbolicLink: existing = settings.inMirror ? .stale : .foreign
-        case let kind: existing = .inTheWay(kind)
-        }
-      } catch  where error == .noSuchFile {
-        existing = .absent
+        existing = try ExistingOutput.inspectUnplannedRestore(target, inMirror: settings.inMirror)
       } catch {
         throw .cannotCreateOutput(display.path, error)
       }

@@ -237,6 +237,30 @@ enum ExistingOutput: Sendable, Equatable {
     }
   }
 
+  /// What sits at a `-d -N` restore's `target`, whose name comes from a header and so had
+  /// no plan: a file is another file's (``foreign``); a link is judged as
+  /// ``inspectRestore(_:source:isize:inMirror:owner:)`` judges it (the user's entry beside
+  /// the sources, replaced in a mirror); anything else is in the way. Shared by the run
+  /// (``DecompressionJob``) and its dry run, so both judge alike.
+  ///
+  /// - Throws: ``SystemError`` when the target cannot be examined for a reason other than
+  ///   not existing.
+  static func inspectUnplannedRestore(_ target: RelativeLocation, inMirror: Bool)
+    throws(SystemError) -> ExistingOutput
+  {
+    let status: FileStatus
+    do throws(SystemError) {
+      status = try target.entryStatus()
+    } catch  where error == .noSuchFile {
+      return .absent
+    }
+    switch status.kind {
+    case .regular: return .foreign
+    case .symbolicLink: return inMirror ? .stale : .foreign
+    case let kind: return .inTheWay(kind)
+    }
+  }
+
   /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
   /// modulo 2^32, RFC 1952 section 2.3.1), or nil when it cannot be read.
   static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {
