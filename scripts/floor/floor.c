@@ -9,11 +9,15 @@
 // (RFC 1952: FNAME, MTIME, CRC-32, ISIZE) with the library and library level squeeze's
 // fast engine picks for LEVEL and the file's length, so the outputs are alike: ISA-L's
 // level 1 for files of at least 1 KiB at level 1, ISA-L's level 3 for files of at least
-// 2 KiB at level 2, libdeflate otherwise, at the level itself except level 8 for files of
-// at most 4 KiB at levels 6 and 7 (squeeze's rule for small inputs). Create
-// a temporary beside it (O_CREAT|O_EXCL, with the source's permission bits), write,
-// futimens, close, and rename it into place with renameat2(RENAME_NOREPLACE): squeeze's
-// guarantee that no partial output ever sits under a final name. What it leaves out is
+// 2 KiB at level 2 where ISA-L runs its AVX-512 code, libdeflate otherwise: its level 1 at
+// level 3 (and at level 2 without AVX-512), the level itself elsewhere, except level 8 for
+// files of at most 4 KiB at levels 6 and 7 (squeeze's rule for small inputs). Create an
+// unnamed file in the output's folder (O_TMPFILE, with the source's permission bits), write,
+// futimens, and link it under its final name with linkat(AT_EMPTY_PATH), which never
+// replaces an existing name: squeeze's guarantee that no partial output ever sits under a
+// final name, at squeeze's cost. Where the file system has no unnamed files, a named
+// temporary beside the output (O_CREAT|O_EXCL) renamed into place with
+// renameat2(RENAME_NOREPLACE), as squeeze falls back. What it leaves out is
 // what makes it a floor: no folder walk (the list comes on standard input, untimed by the
 // caller's choice), no sync, no progress, no re-run checks, no task bookkeeping, no
 // ownership (squeeze changes it only when the source's owner is not the process's), and no
@@ -33,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include "../../Sources/CIsal/shim.h"
 #include <libdeflate.h>
 #include <linux/openat2.h>
 #include <pthread.h>
@@ -96,11 +101,15 @@ static void *work(void *argument) {
   char *temporary = temporaries[(intptr_t)argument];
   // squeeze's fast engine map: ISA-L from isal_minimum bytes on (none when 0), libdeflate
   // below, at level 8 up to 4 KiB at levels 6 and 7.
-  int isal_level = level == 1 ? 1 : level == 2 ? 3 : -1;
-  size_t isal_minimum = level == 1 ? 1024 : level == 2 ? 2048 : SIZE_MAX;
-  struct libdeflate_compressor *normal = libdeflate_alloc_compressor(level);
+  // At level 2 ISA-L's level 3 only where it runs its AVX-512 code; libdeflate's level 1
+  // serves level 3, and level 2 elsewhere.
+  int isal_at_2 = level == 2 && squeeze_isal_uses_avx512();
+  int isal_level = level == 1 ? 1 : isal_at_2 ? 3 : -1;
+  size_t isal_minimum = level == 1 ? 1024 : isal_at_2 ? 2048 : SIZE_MAX;
+  int library_level = level == 3 || (level == 2 && !isal_at_2) ? 1 : level;
+  struct libdeflate_compressor *normal = libdeflate_alloc_compressor(library_level);
   struct libdeflate_compressor *small =
-      libdeflate_alloc_compressor(level == 6 || level == 7 ? 8 : level);
+      libdeflate_alloc_compressor(level == 6 || level == 7 ? 8 : library_level);
   if (!normal || !small) fail_with("cannot allocate compressors", "libdeflate", 0);
   struct isal_zstream stream;
   uint32_t level_buffer_size = isal_level == 1 ? ISAL_DEF_LVL1_DEFAULT : ISAL_DEF_LVL3_DEFAULT;
@@ -111,6 +120,8 @@ static void *work(void *argument) {
   unsigned char *input = NULL, *output = NULL;
   size_t output_capacity = 0;
   char final[path_room], name_of_temporary[path_room];
+  // Whether this file system takes unnamed files (O_TMPFILE); cleared at the first refusal.
+  int unnamed = 1;
   for (;;) {
     size_t index = atomic_fetch_add_explicit(&next_file, 1, memory_order_relaxed);
     if (index >= path_count) break;
@@ -183,23 +194,41 @@ static void *work(void *argument) {
     put_le32(output + header + deflated, libdeflate_crc32(0, input, have));
     put_le32(output + header + deflated + 4, (uint32_t)have);
 
-    int named = snprintf(
-        name_of_temporary, sizeof name_of_temporary, "%.*s.floor-%zu.tmp", folder_length, path,
-        index);
-    if (named < 0 || named >= (int)sizeof name_of_temporary ||
-        snprintf(final, sizeof final, "%s.gz", path) >= (int)sizeof final)
+    if (snprintf(final, sizeof final, "%s.gz", path) >= (int)sizeof final)
       fail_with("path too long", path, 0);
-    int target = open_beneath(
-        name_of_temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, status.st_mode & 0777);
-    if (target < 0) fail("cannot create", name_of_temporary);
-    memcpy(temporary, name_of_temporary, (size_t)named + 1);
-    write_all(target, output, header + deflated + 8, temporary);
+    // An unnamed file in the output's folder, linked under its name once whole (squeeze's
+    // way where the file system has them); a named temporary renamed into place otherwise.
+    int named = snprintf(name_of_temporary, sizeof name_of_temporary, "%.*s",
+                         folder_length ? folder_length - 1 : 1, folder_length ? path : ".");
+    if (named < 0 || named >= (int)sizeof name_of_temporary) fail_with("path too long", path, 0);
+    int target = unnamed ? open_beneath(name_of_temporary, O_WRONLY | O_TMPFILE | O_NOCTTY,
+                                        status.st_mode & 0777)
+                         : -1;
+    if (target < 0 && unnamed && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      fail("cannot create an unnamed file in", name_of_temporary);
+    if (target < 0) {
+      unnamed = 0;
+      named = snprintf(name_of_temporary, sizeof name_of_temporary, "%.*s.floor-%zu.tmp",
+                       folder_length, path, index);
+      if (named < 0 || named >= (int)sizeof name_of_temporary)
+        fail_with("path too long", path, 0);
+      target = open_beneath(
+          name_of_temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY, status.st_mode & 0777);
+      if (target < 0) fail("cannot create", name_of_temporary);
+      memcpy(temporary, name_of_temporary, (size_t)named + 1);
+    }
+    write_all(target, output, header + deflated + 8, final);
     struct timespec times[2] = {status.st_atim, status.st_mtim};
-    if (futimens(target, times) != 0) fail("cannot set the times of", temporary);
-    if (close(target) != 0) fail("cannot close", temporary);
-    if (syscall(SYS_renameat2, folder, temporary, folder, final, RENAME_NOREPLACE) != 0)
-      fail("cannot rename into place", final);
-    temporary[0] = 0;
+    if (futimens(target, times) != 0) fail("cannot set the times of", final);
+    if (unnamed) {
+      if (linkat(target, "", folder, final, AT_EMPTY_PATH) != 0) fail("cannot link into place", final);
+      if (close(target) != 0) fail("cannot close", final);
+    } else {
+      if (close(target) != 0) fail("cannot close", temporary);
+      if (syscall(SYS_renameat2, folder, temporary, folder, final, RENAME_NOREPLACE) != 0)
+        fail("cannot rename into place", final);
+      temporary[0] = 0;
+    }
   }
   free(input);
   free(output);
