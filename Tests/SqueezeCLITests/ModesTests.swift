@@ -125,6 +125,102 @@ import Testing
     #expect(try folder.read("same/same") == Array("one".utf8))
   }
 
+  /// `-d -N` on two files where one's header names the other (`a.gz` says `b.gz`): a
+  /// collision within the run, named as one (without `-f` it read as if an earlier run's
+  /// output were in the way; with `-f` the output replaced `b.gz`, a file the run had still
+  /// to read). `b.gz` restores; `a.gz` fails; both `.gz` files stay. The same by suffix:
+  /// `b.gz.gz` listed with `b.gz`.
+  @Test(arguments: [false, true])
+  func aRestoreWhoseOutputIsAnotherInputIsACollisionWithinTheRun(force: Bool) throws {
+    let folder = TemporaryFolder("output-is-input")
+    // a.gz's header names b.gz (-c takes any name); b.gz's names b.
+    try folder.write("made/b.gz", Array("one".utf8))
+    try folder.write("made/b", Array("two".utf8))
+    try folder.write("in/a.gz", try SqueezeBinary.run(["-c", folder.url("made/b.gz")]).stdout)
+    try folder.write("in/b.gz", try SqueezeBinary.run(["-c", folder.url("made/b")]).stdout)
+    let first = try folder.read("in/a.gz")
+    let second = try folder.read("in/b.gz")
+    let run = try SqueezeBinary.run(
+      ["-d", "-N"] + (force ? ["-f"] : []) + [folder.url("in/a.gz"), folder.url("in/b.gz")])
+    #expect(run.status == 1, "\(run.stderrText)")
+    #expect(
+      run.stderrText
+        == "squeeze: \(folder.url("in/a.gz")): output '\(folder.url("in/b.gz"))' is another file this run restores; not written (it would replace it)\n"
+    )
+    #expect(try folder.read("in/a.gz") == first)
+    #expect(try folder.read("in/b.gz") == second)
+    #expect(try folder.read("in/b") == Array("two".utf8))
+    try FileManager.default.moveItem(
+      atPath: folder.url("in/a.gz"), toPath: folder.url("in/b.gz.gz"))
+    let bySuffix = try SqueezeBinary.run(
+      ["-d", "-f", folder.url("in/b.gz.gz"), folder.url("in/b.gz")])
+    #expect(bySuffix.status == 1, "\(bySuffix.stderrText)")
+    #expect(
+      bySuffix.stderrText.contains("another file this run restores"), "\(bySuffix.stderrText)")
+    #expect(try folder.read("in/b.gz") == second)
+  }
+
+  /// A restore never replaces the `.gz` file it reads, not even with `-f`: a header that
+  /// names its own file (`gzip -d -N -f` restores it there, then removes its input: both
+  /// gone), the same name reached through `-o` with `..` or a linked folder, a hard link of
+  /// it or a symbolic link to it at the output path. Each is refused by name, status 1,
+  /// the `.gz` file untouched; the dry run says the same.
+  @Test func aRestoreNeverReplacesItsOwnSource() throws {
+    let folder = TemporaryFolder("own-source")
+    // A file named a.gz compressed (-c takes any name): a header that names a.gz.
+    try folder.write("made/a.gz", Array("payload".utf8))
+    let compressed = try SqueezeBinary.run(["-c", folder.url("made/a.gz")])
+    #expect(compressed.status == 0)
+    try folder.makeFolder("in/sub")
+    try folder.write("in/a.gz", compressed.stdout)
+    let original = try folder.read("in/a.gz")
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("here"), withDestinationPath: folder.url("in"))
+    let ways: [(arguments: [String], output: String)] = [
+      (["-d", "-N", "-f", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (["-d", "-N", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (["-d", "-N", "-f", "--dry-run", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (
+        ["-d", "-N", "-f", "-o", folder.url("in/sub/.."), folder.url("in/a.gz")],
+        folder.url("in/sub/../a.gz")
+      ),
+      (
+        ["-d", "-N", "-f", "-o", folder.url("here"), folder.url("in/a.gz")], folder.url("here/a.gz")
+      ),
+    ]
+    for way in ways {
+      let run = try SqueezeBinary.run(way.arguments)
+      #expect(run.status == 1, "\(way.arguments): \(run.stderrText)")
+      #expect(
+        (run.stderrText + run.stdoutText).contains(
+          "\(folder.url("in/a.gz")): its output '\(way.output)' is this file itself; not restored, even with --force"
+        ), "\(way.arguments): \(run.stderrText)\(run.stdoutText)")
+      #expect(try folder.read("in/a.gz") == original, "\(way.arguments)")
+    }
+    // A hard link of it, and a symbolic link to it, where it restores (-N and by suffix).
+    try FileManager.default.moveItem(atPath: folder.url("in/a.gz"), toPath: folder.url("in/b.gz"))
+    try FileManager.default.linkItem(atPath: folder.url("in/b.gz"), toPath: folder.url("in/a.gz"))
+    try FileManager.default.linkItem(atPath: folder.url("in/b.gz"), toPath: folder.url("in/b"))
+    for arguments in [["-d", "-N", "-f"], ["-d", "-f"]] {
+      let run = try SqueezeBinary.run(arguments + [folder.url("in/b.gz")])
+      #expect(run.status == 1, "\(arguments): \(run.stderrText)")
+      #expect(run.stderrText.contains("is this file itself"), "\(run.stderrText)")
+      #expect(try folder.read("in/b.gz") == original)
+    }
+    try FileManager.default.removeItem(atPath: folder.url("in/a.gz"))
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("in/a.gz"), withDestinationPath: "b.gz")
+    let linked = try SqueezeBinary.run(["-d", "-N", "-f", folder.url("in/b.gz")])
+    #expect(linked.status == 1, "\(linked.stderrText)")
+    #expect(
+      linked.stderrText.contains(
+        "its output '\(folder.url("in/a.gz"))' is this file itself"), "\(linked.stderrText)")
+    #expect(try folder.read("in/b.gz") == original)
+    #expect(
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: folder.url("in/a.gz")))
+        == "b.gz")
+  }
+
   /// `-d -N --dry-run` plans the restore the run makes: under the name in the header, and
   /// failing where the run fails (a file already there, a header that cannot be read).
   @Test func aDryRunWithCapitalNNamesTheOutputFromTheHeader() throws {
