@@ -392,6 +392,49 @@ import Testing
     #expect(cut.stderrText.contains("cut.gz: unexpected end of file"))
   }
 
+  /// `-t` and `-l` read what an argument names, as gzip -t and -l (and squeeze -dc) do:
+  /// bash's `<(cmd)` (`/dev/fd/63`, a link to a pipe) and a symbolic link to a `.gz` file.
+  /// A link met while walking a folder is still not followed, and `-d` still refuses a
+  /// link argument.
+  @Test func testAndListReadALinkOrPipeNamedAsAnArgument() throws {
+    let folder = TemporaryFolder("named-links")
+    try folder.write("in/a.txt", Array("payload".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.makeFolder("walk")
+    symlink(folder.url("in/a.txt.gz"), folder.url("walk/l.gz"))
+    symlink(folder.url("in/a.txt.gz"), folder.url("l.gz"))
+    try folder.write("bad.gz", Array("not gzip".utf8))
+    func bash(_ script: String) throws -> Shell.Result {
+      try Shell.run(
+        "/bin/bash",
+        ["-c", script, "bash", SqueezeBinary.path, folder.url("in/a.txt.gz"), folder.url("bad.gz")])
+    }
+    let tested = try bash(#""$1" -tv <(cat "$2")"#)
+    #expect(tested.status == 0, "\(tested.stderrText)")
+    #expect(tested.stderrText.hasPrefix("/dev/fd/"), "\(tested.stderrText)")
+    #expect(tested.stderrText.contains(": OK\n"), "\(tested.stderrText)")
+    let listed = try bash(#""$1" -l <(cat "$2")"#)
+    #expect(listed.status == 0, "\(listed.stderrText)")
+    #expect(listed.stdoutText.contains("                  7 "), "\(listed.stdoutText)")
+    #expect(listed.stdoutText.contains("% /dev/fd/"), "\(listed.stdoutText)")
+    let bad = try bash(#""$1" -t <(cat "$3")"#)
+    #expect(bad.status == 1)
+    #expect(bad.stderrText.contains(": not in gzip format"), "\(bad.stderrText)")
+    let link = try SqueezeBinary.run(["-tv", folder.url("l.gz")])
+    #expect(link.status == 0, "\(link.stderrText)")
+    #expect(link.stderrText.contains("\(folder.url("l.gz")): OK"), "\(link.stderrText)")
+    let linkListed = try SqueezeBinary.run(["-l", folder.url("l.gz")])
+    #expect(linkListed.status == 0, "\(linkListed.stderrText)")
+    #expect(linkListed.stdoutText.hasSuffix("% \(folder.url("l"))\n"), "\(linkListed.stdoutText)")
+    // Walking: the link inside is not followed, so nothing is tested.
+    let walked = try SqueezeBinary.run(["-tv", folder.url("walk")])
+    #expect(walked.status == 0)
+    #expect(!walked.stderrText.contains("OK"), "\(walked.stderrText)")
+    let restored = try SqueezeBinary.run(["-d", "-k", folder.url("l.gz")])
+    #expect(restored.status == 1)
+    #expect(restored.stderrText.contains("is a symbolic link, not followed"))
+  }
+
   @Test func quietListPrintsOnlyTheRowsAsGzipDoes() throws {
     let folder = TemporaryFolder("list-quiet")
     try folder.write("in/a.txt", Array("hello\n".utf8))

@@ -276,7 +276,7 @@ enum TestJob {
   {
     let source = try SourceFile.open(
       index: index, list: context.list, bases: context.bases,
-      symlinks: context.settings.sourceSymlinks)
+      symlinks: context.settings.sourceSymlinks, stop: context.stop)
     defer { Descriptor.close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(
