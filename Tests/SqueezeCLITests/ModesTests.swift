@@ -453,6 +453,31 @@ import Testing
       "gzip -lq: \(gzip.stdoutText)")
   }
 
+  /// A name with a bidirectional control (U+202E makes `evil\u{202E}txt.exe` show as
+  /// `evilexe.txt`) reaches no output as it is: `-v`'s line, `-l`'s row, `-t -v`'s line, a
+  /// failure's message and `--json` show it escaped, as control characters are.
+  @Test func bidirectionalControlsInNamesAreEscapedInEveryOutput() throws {
+    let folder = TemporaryFolder("bidi-names")
+    try folder.write("in/evil\u{202E}txt.exe", Array("data".utf8))
+    try folder.write("in/bad\u{2067}.gz", Array("not gzip".utf8))
+    let shown = "evil\\xe2\\x80\\xaetxt.exe"
+    let runs: [(arguments: [String], shows: String)] = [
+      (["-v", folder.url("in")], shown),
+      (["-l", folder.url("in/evil\u{202E}txt.exe.gz")], shown),
+      (["-t", "-v", folder.url("in/evil\u{202E}txt.exe.gz")], shown + ".gz: OK"),
+      (["-t", folder.url("in/bad\u{2067}.gz")], "bad\\xe2\\x81\\xa7.gz: "),
+      (["--json", "-f", "-v", folder.url("in")], shown),
+    ]
+    for run in runs {
+      let result = try SqueezeBinary.run(run.arguments)
+      let output = result.stdoutText + result.stderrText
+      #expect(output.contains(run.shows), "\(run.arguments): \(output)")
+      #expect(
+        !output.unicodeScalars.contains { [0x202E, 0x2067].contains($0.value) },
+        "\(run.arguments): \(output)")
+    }
+  }
+
   @Test func aFileNamedOnlyASuffixIsSkippedByARestoreAsGzipDoes() throws {
     let folder = TemporaryFolder("suffix-only")
     let member = try Shell.run("/bin/gzip", ["-c"], input: Array("a\n".utf8)).stdout
