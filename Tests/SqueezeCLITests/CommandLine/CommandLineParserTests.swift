@@ -151,6 +151,14 @@ import Testing
     (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
     (arguments: ["--max-delete=5", "-o", "m", "x"], error: .requires("--max-delete", "--delete")),
     (
+      arguments: ["--sample-interval", "5ms", "x"],
+      error: .requires("--sample-interval", "--task-log")
+    ),
+    (
+      arguments: ["--sample-interval=1s", "-o", "m", "x/"],
+      error: .requires("--sample-interval", "--task-log")
+    ),
+    (
       arguments: ["--delete", "--max-delete=-1", "-o", "m", "x"],
       error: .invalidValue(
         "-1", option: "--max-delete <n>", reason: "expected a whole number from 0 to 2147483647")
