@@ -160,19 +160,30 @@ package struct OutputPlan: Sendable {
   /// is not listed here: the restore refuses it when it finds it,
   /// ``ExistingOutput/isSource(_:source:)``).
   ///
-  /// - Complexity: O(n) in the files listed; nothing when restoring into a mirror, whose
+  /// - Complexity: O(n) in the files listed. Every file a restore lists has a compressed
+  ///   suffix, so only outputs with one can be another input: the files are looked up by
+  ///   name only when some output has one (`x.gz.gz`, or a header naming `b.gz`), which a
+  ///   restore of ordinary backups never has. Nothing when restoring into a mirror, whose
   ///   outputs are never where its sources are (the output folder is not walked).
   func outputsOnOtherInputs(in list: FileList, names: [Int: RawPath]) -> [Int: RawPath] {
     guard case .besideSources = destination, case .removeSuffix = naming else { return [:] }
+    var candidates: [(index: Int, name: RawPath)] = []
+    for (index, file) in list.files.enumerated() {
+      guard let name = names[index] ?? outputName(for: list.name(of: file)),
+        outputName(for: name) != nil
+      else { continue }
+      candidates.append((index, name))
+    }
+    guard !candidates.isEmpty else { return [:] }
     var inputs: [OutputKey: Int] = [:]
     inputs.reserveCapacity(list.files.count)
     for (index, file) in list.files.enumerated() {
       inputs[.beside(folder: list.folderIdentity(of: file), name: list.name(of: file))] = index
     }
     var found: [Int: RawPath] = [:]
-    for (index, file) in list.files.enumerated() {
-      guard let name = names[index] ?? outputName(for: list.name(of: file)),
-        let other = inputs[.beside(folder: list.folderIdentity(of: file), name: name)],
+    for (index, name) in candidates {
+      let file = list.files[index]
+      guard let other = inputs[.beside(folder: list.folderIdentity(of: file), name: name)],
         other != index
       else { continue }
       found[index] = list.displayPath(of: list.files[other])
