@@ -157,6 +157,11 @@ enum CommandLineParser {
     if let conflict = checkConflict(in: options, modeFlag: modeFlag) { return conflict }
     if let conflict = deleteConflict(in: options) { return conflict }
     if let conflict = linkDestinationConflict(in: options) { return conflict }
+    // Samples are written only into the task log: an interval without one would be
+    // silently ignored.
+    if options.sampleIntervalGiven && options.taskLog == nil {
+      return .requires("--sample-interval", "--task-log")
+    }
     // The task log follows the scheduler's tasks: streams, listings and dry runs have none.
     if options.taskLog != nil {
       if options.toStandardOutput { return .conflict("--task-log", "--stdout") }

@@ -407,11 +407,12 @@ enum OptionTable {
     OptionDefinition(
       group: .diagnostics, short: nil, long: "sample-interval", valueLabel: "duration",
       help:
-        "Time between task-state samples, with a unit (5ms, 1s; \(ValueParsers.durationRangeText(sampleIntervalRange))).",
+        "Time between task-state samples in the --task-log file, with a unit (5ms, 1s; \(ValueParsers.durationRangeText(sampleIntervalRange))).",
       defaultValue: "10ms",
       apply: { options, value, spelling throws(UsageError) in
         options.sampleInterval = try ValueParsers.durationValue(
           value, option: spelling, in: sampleIntervalRange, examples: "5ms")
+        options.sampleIntervalGiven = true
       }),
   ]
 

@@ -68,6 +68,8 @@ struct Options: Sendable, Equatable {
   var taskLog: RawPath? = nil
   /// `--sample-interval`: seconds between task-state samples (default 10 ms).
   var sampleInterval: Double = 0.010
+  /// `--sample-interval` was given: it needs `--task-log` (samples go nowhere else).
+  var sampleIntervalGiven = false
   /// `--block-size` as given, in bytes, or nil.
   var blockSize: Int? = nil
   /// Bytes per chunk of a big file: `--block-size`, or the engine's default

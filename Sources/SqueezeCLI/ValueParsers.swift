@@ -96,14 +96,52 @@ enum ValueParsers {
   static func sizeValue(_ value: OptionValue, option spelling: String, in range: ClosedRange<Int>)
     throws(UsageError) -> Int
   {
+    let bounds = "from \(sizeText(range.lowerBound)) to \(sizeText(range.upperBound))"
     guard let bytes = size(value.text), range.contains(bytes) else {
-      throw .invalidValue(
-        value.shown, option: spelling,
-        reason:
-          "expected a size from \(sizeText(range.lowerBound)) to \(sizeText(range.upperBound))"
-      )
+      // A decimal point is refused as pigz's -b and GNU head -c refuse it, but named as the
+      // fault, not the range (with the whole number it stands for, when there is one).
+      if let decimal = decimalSize(value.text) {
+        let equal = decimal.map { " (\(value.shown) is \(sizeText($0)))" } ?? ""
+        throw .invalidValue(
+          value.shown, option: spelling,
+          reason: "expected a whole number of bytes, K, M or G\(equal), \(bounds)")
+      }
+      throw .invalidValue(value.shown, option: spelling, reason: "expected a size \(bounds)")
     }
     return bytes
+  }
+
+  /// A size written with a decimal point (`1.5M`, `.5K`, `2.0`), which ``size(_:)`` refuses:
+  /// `.some` of its whole number of bytes when it has one that fits in an `Int` (`1.5M` is
+  /// 1572864), `.some(nil)` when it is not a whole number of bytes (`1.3K`, `0.5`) or does not
+  /// fit, nil when the text is not a decimal size at all.
+  static func decimalSize(_ text: String) -> Int?? {
+    let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    var number = Substring(text)
+    var multiplier = 1
+    if let last = number.last?.uppercased().first, let unit = multipliers[last] {
+      multiplier = unit
+      number = number.dropLast()
+    }
+    guard isDecimal(number), let point = number.firstIndex(of: ".") else { return nil }
+    // Trailing zeros after the point change nothing: 2.50M is 2.5M.
+    var fraction = number[number.index(after: point)...]
+    while fraction.last == "0" { fraction = fraction.dropLast() }
+    var scale = 1
+    var numerator = 0
+    for digit in number[..<point] + fraction {
+      let (shifted, overflow) = numerator.multipliedReportingOverflow(by: 10)
+      guard !overflow else { return .some(nil) }
+      numerator = shifted + Int(digit.asciiValue! - UInt8(ascii: "0"))
+    }
+    for _ in fraction {
+      let (larger, overflow) = scale.multipliedReportingOverflow(by: 10)
+      guard !overflow else { return .some(nil) }
+      scale = larger
+    }
+    let (scaled, overflow) = numerator.multipliedReportingOverflow(by: multiplier)
+    guard !overflow, scaled % scale == 0 else { return .some(nil) }
+    return .some(scaled / scale)
   }
 
   /// The value of a whole-number option, checked against `range`.

@@ -27,6 +27,19 @@ extension RelativeLocation {
     try withFolder { (folder, name) throws(SystemError) in try FileStatus.of(name, in: folder) }
   }
 
+  /// The status of the file the entry resolves to: the entry's own, or when it is a
+  /// symbolic link, the status of what the link leads to (`fstatat` without
+  /// `AT_SYMLINK_NOFOLLOW`; links on the way to the entry are treated as ``entryStatus()``
+  /// treats them).
+  ///
+  /// - Throws: ``SystemError``: `ENOENT` when absent or a link leads nowhere, `ELOOP` for a
+  ///   link on the way or a loop of links.
+  package func resolvedStatus() throws(SystemError) -> FileStatus {
+    try withFolder { (folder, name) throws(SystemError) in
+      try FileStatus.of(name, in: folder, followingSymlinks: true)
+    }
+  }
+
   /// Creates the entry as a folder (`mkdirat`) with `permissions` (before the umask).
   ///
   /// - Throws: ``SystemError`` from `mkdirat(2)` (`EEXIST` when something is there).

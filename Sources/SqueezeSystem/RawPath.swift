@@ -153,8 +153,10 @@ public struct RawPath: Hashable, Sendable, Comparable, ExpressibleByStringLitera
   }
 
   /// The path as text for messages, logs and JSON: valid UTF-8 as is, a backslash as `\\`,
-  /// control characters (C0, DEL and C1: U+0080 to U+009F, each of its two bytes) and every
-  /// byte that is not valid UTF-8 as `\xHH`. The mapping is
+  /// control characters (C0, DEL and C1: U+0080 to U+009F, each of its two bytes), the
+  /// bidirectional controls that could make a line show another name (U+200E, U+200F,
+  /// U+202A to U+202E, U+2066 to U+2069, each of their three bytes) and every byte that is
+  /// not valid UTF-8 as `\xHH`. The mapping is
   /// lossless: ``init(displayString:)`` reverses it.
   public var displayString: String { DisplayEscaping.escape(bytes) }
 
@@ -232,12 +234,34 @@ package enum DisplayEscaping {
         appendHex(byte)
         appendHex(bytes[index + 1])
         index += 2
+      } else if length == 3
+        && isBidirectionalControl(bytes[index + 1], bytes[index + 2], lead: byte)
+      {
+        // The bidirectional controls reorder what a terminal shows after them, so a line
+        // could show another name than the file's: escaped byte by byte, as C1 is.
+        for offset in 0..<3 { appendHex(bytes[index + offset]) }
+        index += 3
       } else {
         output.append(contentsOf: bytes[index..<(index + length)])
         index += length
       }
     }
     return String(decoding: output, as: UTF8.self)
+  }
+
+  /// True for the UTF-8 encoding (`lead`, `second`, `third`) of a bidirectional control
+  /// character (Unicode's Bidi_Control, less U+061C, which only Arabic text needs): U+200E
+  /// and U+200F (the marks), U+202A to U+202E (embeddings and overrides) and U+2066 to
+  /// U+2069 (isolates).
+  private static func isBidirectionalControl(_ second: UInt8, _ third: UInt8, lead: UInt8)
+    -> Bool
+  {
+    guard lead == 0xE2 else { return false }
+    switch second {
+    case 0x80: return third == 0x8E || third == 0x8F || (0xAA...0xAE).contains(third)
+    case 0x81: return (0xA6...0xA9).contains(third)
+    default: return false
+    }
   }
 
   /// The length (2–4) of the valid UTF-8 sequence starting at `index` with a non-ASCII

@@ -306,6 +306,32 @@ import Testing
     }
   }
 
+  /// `bytesRead` counts what the check read: every source it read, also one whose backup
+  /// differs, and the backup it then decoded (it counted only sources that matched).
+  @Test func bytesReadCountsEverySourceReadAndEveryBackupDecoded() throws {
+    let folder = TemporaryFolder("check-bytes")
+    let first = [UInt8]((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+    let second = [UInt8]((0..<200_000).map { UInt8(truncatingIfNeeded: $0 >> 3) })
+    try folder.write("S/a.bin", first)
+    try folder.write("S/b.bin", second)
+    #expect(try SqueezeBinary.run(["-o", folder.url("M"), folder.url("S/")]).status == 0)
+    let all = try Self.json(
+      try SqueezeBinary.run(["--check", "--json", "-o", folder.url("M"), folder.url("S/")]))
+    #expect(Self.number(all, "bytesRead") == 500_000, "\(all)")
+    // The same size and time, other bytes: read whole, and its backup decoded whole.
+    var changed = first
+    changed[100] ^= 0xFF
+    try Self.overwriteKeepingSizeAndTimes(folder.url("S/a.bin"), changed)
+    let backupSize = try folder.read("M/a.bin.gz").count
+    let result = try SqueezeBinary.run([
+      "--check", "--json", "-o", folder.url("M"), folder.url("S/"),
+    ])
+    #expect(result.status == 1)
+    let summary = try Self.json(result)
+    #expect(Self.number(summary, "counts.differs") == 1, "\(summary)")
+    #expect(Self.number(summary, "bytesRead") == 500_000 + backupSize, "\(summary)")
+  }
+
   @Test func checkReportsEveryKindOfDifference() throws {
     let folder = TemporaryFolder("check-kinds")
     try Self.makeSource(in: folder)

@@ -125,6 +125,102 @@ import Testing
     #expect(try folder.read("same/same") == Array("one".utf8))
   }
 
+  /// `-d -N` on two files where one's header names the other (`a.gz` says `b.gz`): a
+  /// collision within the run, named as one (without `-f` it read as if an earlier run's
+  /// output were in the way; with `-f` the output replaced `b.gz`, a file the run had still
+  /// to read). `b.gz` restores; `a.gz` fails; both `.gz` files stay. The same by suffix:
+  /// `b.gz.gz` listed with `b.gz`.
+  @Test(arguments: [false, true])
+  func aRestoreWhoseOutputIsAnotherInputIsACollisionWithinTheRun(force: Bool) throws {
+    let folder = TemporaryFolder("output-is-input")
+    // a.gz's header names b.gz (-c takes any name); b.gz's names b.
+    try folder.write("made/b.gz", Array("one".utf8))
+    try folder.write("made/b", Array("two".utf8))
+    try folder.write("in/a.gz", try SqueezeBinary.run(["-c", folder.url("made/b.gz")]).stdout)
+    try folder.write("in/b.gz", try SqueezeBinary.run(["-c", folder.url("made/b")]).stdout)
+    let first = try folder.read("in/a.gz")
+    let second = try folder.read("in/b.gz")
+    let run = try SqueezeBinary.run(
+      ["-d", "-N"] + (force ? ["-f"] : []) + [folder.url("in/a.gz"), folder.url("in/b.gz")])
+    #expect(run.status == 1, "\(run.stderrText)")
+    #expect(
+      run.stderrText
+        == "squeeze: \(folder.url("in/a.gz")): output '\(folder.url("in/b.gz"))' is another file this run restores; not written (it would replace it)\n"
+    )
+    #expect(try folder.read("in/a.gz") == first)
+    #expect(try folder.read("in/b.gz") == second)
+    #expect(try folder.read("in/b") == Array("two".utf8))
+    try FileManager.default.moveItem(
+      atPath: folder.url("in/a.gz"), toPath: folder.url("in/b.gz.gz"))
+    let bySuffix = try SqueezeBinary.run(
+      ["-d", "-f", folder.url("in/b.gz.gz"), folder.url("in/b.gz")])
+    #expect(bySuffix.status == 1, "\(bySuffix.stderrText)")
+    #expect(
+      bySuffix.stderrText.contains("another file this run restores"), "\(bySuffix.stderrText)")
+    #expect(try folder.read("in/b.gz") == second)
+  }
+
+  /// A restore never replaces the `.gz` file it reads, not even with `-f`: a header that
+  /// names its own file (`gzip -d -N -f` restores it there, then removes its input: both
+  /// gone), the same name reached through `-o` with `..` or a linked folder, a hard link of
+  /// it or a symbolic link to it at the output path. Each is refused by name, status 1,
+  /// the `.gz` file untouched; the dry run says the same.
+  @Test func aRestoreNeverReplacesItsOwnSource() throws {
+    let folder = TemporaryFolder("own-source")
+    // A file named a.gz compressed (-c takes any name): a header that names a.gz.
+    try folder.write("made/a.gz", Array("payload".utf8))
+    let compressed = try SqueezeBinary.run(["-c", folder.url("made/a.gz")])
+    #expect(compressed.status == 0)
+    try folder.makeFolder("in/sub")
+    try folder.write("in/a.gz", compressed.stdout)
+    let original = try folder.read("in/a.gz")
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("here"), withDestinationPath: folder.url("in"))
+    let ways: [(arguments: [String], output: String)] = [
+      (["-d", "-N", "-f", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (["-d", "-N", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (["-d", "-N", "-f", "--dry-run", folder.url("in/a.gz")], folder.url("in/a.gz")),
+      (
+        ["-d", "-N", "-f", "-o", folder.url("in/sub/.."), folder.url("in/a.gz")],
+        folder.url("in/sub/../a.gz")
+      ),
+      (
+        ["-d", "-N", "-f", "-o", folder.url("here"), folder.url("in/a.gz")], folder.url("here/a.gz")
+      ),
+    ]
+    for way in ways {
+      let run = try SqueezeBinary.run(way.arguments)
+      #expect(run.status == 1, "\(way.arguments): \(run.stderrText)")
+      #expect(
+        (run.stderrText + run.stdoutText).contains(
+          "\(folder.url("in/a.gz")): its output '\(way.output)' is this file itself; not restored, even with --force"
+        ), "\(way.arguments): \(run.stderrText)\(run.stdoutText)")
+      #expect(try folder.read("in/a.gz") == original, "\(way.arguments)")
+    }
+    // A hard link of it, and a symbolic link to it, where it restores (-N and by suffix).
+    try FileManager.default.moveItem(atPath: folder.url("in/a.gz"), toPath: folder.url("in/b.gz"))
+    try FileManager.default.linkItem(atPath: folder.url("in/b.gz"), toPath: folder.url("in/a.gz"))
+    try FileManager.default.linkItem(atPath: folder.url("in/b.gz"), toPath: folder.url("in/b"))
+    for arguments in [["-d", "-N", "-f"], ["-d", "-f"]] {
+      let run = try SqueezeBinary.run(arguments + [folder.url("in/b.gz")])
+      #expect(run.status == 1, "\(arguments): \(run.stderrText)")
+      #expect(run.stderrText.contains("is this file itself"), "\(run.stderrText)")
+      #expect(try folder.read("in/b.gz") == original)
+    }
+    try FileManager.default.removeItem(atPath: folder.url("in/a.gz"))
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("in/a.gz"), withDestinationPath: "b.gz")
+    let linked = try SqueezeBinary.run(["-d", "-N", "-f", folder.url("in/b.gz")])
+    #expect(linked.status == 1, "\(linked.stderrText)")
+    #expect(
+      linked.stderrText.contains(
+        "its output '\(folder.url("in/a.gz"))' is this file itself"), "\(linked.stderrText)")
+    #expect(try folder.read("in/b.gz") == original)
+    #expect(
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: folder.url("in/a.gz")))
+        == "b.gz")
+  }
+
   /// `-d -N --dry-run` plans the restore the run makes: under the name in the header, and
   /// failing where the run fails (a file already there, a header that cannot be read).
   @Test func aDryRunWithCapitalNNamesTheOutputFromTheHeader() throws {
@@ -296,6 +392,49 @@ import Testing
     #expect(cut.stderrText.contains("cut.gz: unexpected end of file"))
   }
 
+  /// `-t` and `-l` read what an argument names, as gzip -t and -l (and squeeze -dc) do:
+  /// bash's `<(cmd)` (`/dev/fd/63`, a link to a pipe) and a symbolic link to a `.gz` file.
+  /// A link met while walking a folder is still not followed, and `-d` still refuses a
+  /// link argument.
+  @Test func testAndListReadALinkOrPipeNamedAsAnArgument() throws {
+    let folder = TemporaryFolder("named-links")
+    try folder.write("in/a.txt", Array("payload".utf8))
+    #expect(try SqueezeBinary.run([folder.url("in")]).status == 0)
+    try folder.makeFolder("walk")
+    symlink(folder.url("in/a.txt.gz"), folder.url("walk/l.gz"))
+    symlink(folder.url("in/a.txt.gz"), folder.url("l.gz"))
+    try folder.write("bad.gz", Array("not gzip".utf8))
+    func bash(_ script: String) throws -> Shell.Result {
+      try Shell.run(
+        "/bin/bash",
+        ["-c", script, "bash", SqueezeBinary.path, folder.url("in/a.txt.gz"), folder.url("bad.gz")])
+    }
+    let tested = try bash(#""$1" -tv <(cat "$2")"#)
+    #expect(tested.status == 0, "\(tested.stderrText)")
+    #expect(tested.stderrText.hasPrefix("/dev/fd/"), "\(tested.stderrText)")
+    #expect(tested.stderrText.contains(": OK\n"), "\(tested.stderrText)")
+    let listed = try bash(#""$1" -l <(cat "$2")"#)
+    #expect(listed.status == 0, "\(listed.stderrText)")
+    #expect(listed.stdoutText.contains("                  7 "), "\(listed.stdoutText)")
+    #expect(listed.stdoutText.contains("% /dev/fd/"), "\(listed.stdoutText)")
+    let bad = try bash(#""$1" -t <(cat "$3")"#)
+    #expect(bad.status == 1)
+    #expect(bad.stderrText.contains(": not in gzip format"), "\(bad.stderrText)")
+    let link = try SqueezeBinary.run(["-tv", folder.url("l.gz")])
+    #expect(link.status == 0, "\(link.stderrText)")
+    #expect(link.stderrText.contains("\(folder.url("l.gz")): OK"), "\(link.stderrText)")
+    let linkListed = try SqueezeBinary.run(["-l", folder.url("l.gz")])
+    #expect(linkListed.status == 0, "\(linkListed.stderrText)")
+    #expect(linkListed.stdoutText.hasSuffix("% \(folder.url("l"))\n"), "\(linkListed.stdoutText)")
+    // Walking: the link inside is not followed, so nothing is tested.
+    let walked = try SqueezeBinary.run(["-tv", folder.url("walk")])
+    #expect(walked.status == 0)
+    #expect(!walked.stderrText.contains("OK"), "\(walked.stderrText)")
+    let restored = try SqueezeBinary.run(["-d", "-k", folder.url("l.gz")])
+    #expect(restored.status == 1)
+    #expect(restored.stderrText.contains("is a symbolic link, not followed"))
+  }
+
   @Test func quietListPrintsOnlyTheRowsAsGzipDoes() throws {
     let folder = TemporaryFolder("list-quiet")
     try folder.write("in/a.txt", Array("hello\n".utf8))
@@ -312,6 +451,31 @@ import Testing
     #expect(
       quiet.stdoutText.split(separator: "\n").count == gzip.stdoutText.split(separator: "\n").count,
       "gzip -lq: \(gzip.stdoutText)")
+  }
+
+  /// A name with a bidirectional control (U+202E makes `evil\u{202E}txt.exe` show as
+  /// `evilexe.txt`) reaches no output as it is: `-v`'s line, `-l`'s row, `-t -v`'s line, a
+  /// failure's message and `--json` show it escaped, as control characters are.
+  @Test func bidirectionalControlsInNamesAreEscapedInEveryOutput() throws {
+    let folder = TemporaryFolder("bidi-names")
+    try folder.write("in/evil\u{202E}txt.exe", Array("data".utf8))
+    try folder.write("in/bad\u{2067}.gz", Array("not gzip".utf8))
+    let shown = "evil\\xe2\\x80\\xaetxt.exe"
+    let runs: [(arguments: [String], shows: String)] = [
+      (["-v", folder.url("in")], shown),
+      (["-l", folder.url("in/evil\u{202E}txt.exe.gz")], shown),
+      (["-t", "-v", folder.url("in/evil\u{202E}txt.exe.gz")], shown + ".gz: OK"),
+      (["-t", folder.url("in/bad\u{2067}.gz")], "bad\\xe2\\x81\\xa7.gz: "),
+      (["--json", "-f", "-v", folder.url("in")], shown),
+    ]
+    for run in runs {
+      let result = try SqueezeBinary.run(run.arguments)
+      let output = result.stdoutText + result.stderrText
+      #expect(output.contains(run.shows), "\(run.arguments): \(output)")
+      #expect(
+        !output.unicodeScalars.contains { [0x202E, 0x2067].contains($0.value) },
+        "\(run.arguments): \(output)")
+    }
   }
 
   @Test func aFileNamedOnlyASuffixIsSkippedByARestoreAsGzipDoes() throws {

@@ -37,6 +37,30 @@ import Testing
     }
   }
 
+  /// The bidirectional controls (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069) are
+  /// shown escaped byte by byte, as C1 is: `evil\u{202E}txt.exe` would show as
+  /// `evilexe.txt` on a terminal. Their neighbours (U+200D, U+202F, U+2065, U+206A) and the
+  /// same bytes cut short are shown as other text or bytes are.
+  @Test(arguments: [
+    (bytes: Array("evil\u{202E}txt.exe".utf8), shown: "evil\\xe2\\x80\\xaetxt.exe"),
+    (bytes: Array("\u{200E}".utf8), shown: "\\xe2\\x80\\x8e"),
+    (bytes: Array("\u{200F}".utf8), shown: "\\xe2\\x80\\x8f"),
+    (bytes: Array("\u{202A}".utf8), shown: "\\xe2\\x80\\xaa"),
+    (bytes: Array("\u{202D}".utf8), shown: "\\xe2\\x80\\xad"),
+    (bytes: Array("\u{2066}".utf8), shown: "\\xe2\\x81\\xa6"),
+    (bytes: Array("a\u{2069}b".utf8), shown: "a\\xe2\\x81\\xa9b"),
+    (
+      bytes: Array("\u{200D}\u{202F}\u{2065}\u{206A}".utf8),
+      shown: "\u{200D}\u{202F}\u{2065}\u{206A}"
+    ),
+    (bytes: [0xE2, 0x80], shown: "\\xe2\\x80"),
+  ])
+  func bidirectionalControlsAreEscaped(bytes: [UInt8], shown: String) {
+    let path = RawPath(bytes: bytes)
+    #expect(path.displayString == shown)
+    #expect(RawPath(displayString: shown) == path)
+  }
+
   @Test func everyByteStringRoundTripsThroughItsDisplay() {
     var state: UInt32 = 1
     for length in 0..<200 {

@@ -92,7 +92,9 @@ struct BackupCheck: Sendable {
   struct Report: Sendable {
     /// Files whose backup holds their bytes.
     var matching = 0
-    /// Source bytes read and compared.
+    /// Bytes the check read: of every source it read, as far as it read it (whether it
+    /// matched, differed or failed part way), and of every backup it decoded because its
+    /// trailer did not match (each backup's 8-byte trailer is not counted).
     var bytesRead: Int64 = 0
     /// The differences, in the listing's order: files, then links and hard links, folders,
     /// then entries the source lost.
@@ -143,14 +145,14 @@ struct BackupCheck: Sendable {
         }
       }
     }
-    let verdicts = await verifyAll(toRead)
+    let (verdicts, bytesRead) = await verifyAll(toRead)
+    report.bytesRead = bytesRead
     for (position, verdict) in verdicts.enumerated() {
       let source = list.displayPath(of: list.files[toRead[position]])
       switch verdict {
       case nil, .interrupted?: report.interrupted = true
-      case .matches(let bytes)?:
+      case .matches?:
         report.matching += 1
-        report.bytesRead = report.bytesRead.addingSaturated(bytes)
         if verbose {
           report.verboseLines.append(
             "\(source.displayString): matches its backup's CRC-32 and size")
@@ -293,28 +295,31 @@ struct BackupCheck: Sendable {
   /// - Returns: one verdict per file, in the order given; nil for files not read because a
   ///   stopping signal came first.
   @concurrent
-  func verifyAll(_ indices: [Int]) async -> [Verdict?] {
+  func verifyAll(_ indices: [Int]) async -> (verdicts: [Verdict?], bytesRead: Int64) {
     let cursor = Cursor()
-    return await withTaskGroup(of: [(Int, Verdict)].self) { group in
+    return await withTaskGroup(of: ([(Int, Verdict)], Int64).self) { group in
       for _ in 0..<min(width, indices.count) {
         group.addTask {
           let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: Self.bufferSize, alignment: 64)
           defer { buffer.deallocate() }
           var verdicts: [(Int, Verdict)] = []
+          var read: Int64 = 0
           while !stop.isSet {
             let position = cursor.next()
             guard position < indices.count else { break }
-            verdicts.append((position, self.verify(indices[position], buffer: buffer)))
+            verdicts.append((position, self.verify(indices[position], buffer: buffer, read: &read)))
           }
-          return verdicts
+          return (verdicts, read)
         }
       }
       var verdicts = [Verdict?](repeating: nil, count: indices.count)
-      for await part in group {
+      var bytesRead: Int64 = 0
+      for await (part, read) in group {
         for (position, verdict) in part { verdicts[position] = verdict }
+        bytesRead = bytesRead.addingSaturated(read)
       }
-      return verdicts
+      return (verdicts, bytesRead)
     }
   }
 
@@ -329,8 +334,11 @@ struct BackupCheck: Sendable {
   /// Checks file `index` against its output's trailer (and, when that does not match, against
   /// what the output decodes to).
   ///
-  /// - Parameter buffer: where the source is read, ``bufferSize`` bytes.
-  func verify(_ index: Int, buffer: UnsafeMutableRawBufferPointer) -> Verdict {
+  /// - Parameters:
+  ///   - buffer: where the source is read, ``bufferSize`` bytes.
+  ///   - read: increased by the bytes read of the source, and of the output when it is
+  ///     decoded (``Report/bytesRead``), whatever the verdict.
+  func verify(_ index: Int, buffer: UnsafeMutableRawBufferPointer, read: inout Int64) -> Verdict {
     let file = list.files[index]
     let source = list.displayPath(of: file)
     guard let name = settings.plan.outputName(for: list.name(of: file)) else {
@@ -356,7 +364,7 @@ struct BackupCheck: Sendable {
       return .failure(path: source, cause: "cannot read '\(backup.displayString)': \(error)")
     }
     let sum: (crc: UInt32, bytes: Int64)
-    switch readSource(index, buffer: buffer) {
+    switch readSource(index, buffer: buffer, read: &read) {
     case .success(let read): sum = read
     case .failure(.interrupted): return .interrupted
     case .failure(let failure): return .failure(path: source, cause: "\(failure)")
@@ -364,16 +372,17 @@ struct BackupCheck: Sendable {
     if trailer == GzipTrailer(crc: sum.crc, uncompressedSize: sum.bytes) {
       return .matches(bytes: sum.bytes)
     }
-    return decodeAndCompare(target, source: source, backup: backup, sum: sum)
+    return decodeAndCompare(target, source: source, backup: backup, sum: sum, read: &read)
   }
 
-  /// Reads source file `index` to its end.
+  /// Reads source file `index` to its end, adding each count read to `read` (also when it
+  /// then fails).
   ///
   /// - Returns: its CRC-32 and length, or why it cannot be trusted: it cannot be read, or it
   ///   is not the file the plan judged (its size or modification time changed since it was
   ///   listed, or while it was read).
   private func readSource(
-    _ index: Int, buffer: UnsafeMutableRawBufferPointer
+    _ index: Int, buffer: UnsafeMutableRawBufferPointer, read: inout Int64
   ) -> Result<(crc: UInt32, bytes: Int64), FileFailure> {
     let file = list.files[index]
     let listed = list.listedStatus(of: file)
@@ -396,6 +405,7 @@ struct BackupCheck: Sendable {
         if count == 0 { break }
         crc.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         total += Int64(count)
+        read = read.addingSaturated(Int64(count))
       }
       let after = try input.status()
       guard total == listed.size, after.size == total,
@@ -412,10 +422,11 @@ struct BackupCheck: Sendable {
   }
 
   /// The verdict on an output whose last trailer does not match the source: it is decoded to
-  /// its end, every member, and what it holds compared with the source.
+  /// its end, every member, and what it holds compared with the source. The compressed
+  /// bytes read are added to `read`.
   private func decodeAndCompare(
     _ target: RelativeLocation, source: RawPath, backup: RawPath,
-    sum: (crc: UInt32, bytes: Int64)
+    sum: (crc: UInt32, bytes: Int64), read: inout Int64
   ) -> Verdict {
     let output: FileDescriptor
     do throws(SystemError) {
@@ -427,11 +438,14 @@ struct BackupCheck: Sendable {
     // below only reads through its number.
     let descriptor = output.rawValue
     var crc = CRC32()
+    var compressed: Int64 = 0
+    defer { read = read.addingSaturated(compressed) }
     let decoded: (members: Int, bytes: Int64)
     do throws(FileFailure) {
       decoded = try decoders.withWorkspace { (workspace) throws(FileFailure) in
         let file = try GzipFileReader.decodeFile(
-          descriptor, knownSize: nil, workspace: workspace, stop: stop, progress: { _ in },
+          descriptor, knownSize: nil, workspace: workspace, stop: stop,
+          progress: { compressed += Int64($0) },
           restart: { () throws(FileFailure) in crc = CRC32() },
           sink: { bytes in crc.update(bytes) })
         return (file.decoder.members, file.decoder.totalOutput)

@@ -184,10 +184,17 @@ struct DryRun {
           display = settings.plan.displayPath(named: name, of: file, in: list)
         }
         let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
-        failure = self.failure(try existingRestore(at: target, display: display), display: display)
+        let existing = try existingRestore(at: target, display: display)
+        failure =
+          isSource(existing, named: name, of: file)
+          ? .outputIsSource(display) : self.failure(existing, display: display)
       } catch {
         failure = error
       }
+    case .work(let existing) where settings.operation == .decompress:
+      failure =
+        isSource(existing, named: name, of: file)
+        ? .outputIsSource(display) : self.failure(existing, display: display)
     case .work(let existing): failure = self.failure(existing, display: display)
     case .upToDate, .leftOut, .link: failure = nil
     }
@@ -245,6 +252,18 @@ struct DryRun {
     } catch {
       throw .cannotCreateOutput(display, error)
     }
+  }
+
+  /// True when a restore's output path (`name`, where `existing` was found) is the `.gz`
+  /// file itself (``ExistingOutput/isSource(_:source:)``): the run refuses it. Only looked
+  /// at when something is there (an output folder a dry run would make has nothing).
+  private func isSource(
+    _ existing: ExistingOutput?, named name: RawPath, of file: FileList.File
+  ) -> Bool {
+    guard let existing, existing != .absent else { return false }
+    let target = settings.plan.target(named: name, of: file, in: list, bases: bases)
+    return ExistingOutput.isSource(
+      target, source: FileIdentity(device: file.device, inode: file.inode))
   }
 
   /// Why the entry the plan found at an output path would make the file fail, or nil.

@@ -88,6 +88,14 @@ struct RunPlan: Sendable {
         headerNames[index].map { settings.plan.displayPath(named: $0, of: file, in: list) }
           ?? settings.plan.displayPath(of: file, in: list), otherSource: other)
     }
+    // A restore whose output is another file of this run (its header names that file):
+    // a collision within the run, never an earlier run's output in the way.
+    if settings.operation == .decompress {
+      for (index, input) in settings.plan.outputsOnOtherInputs(in: list, names: headerNames)
+      where failing[index] == nil && !leftOut.contains(index) {
+        failing[index] = .outputIsAnotherInput(input)
+      }
+    }
     var mirror: MirrorPlan? = nil
     if settings.inMirror && settings.operation != .test {
       var planned = MirrorPlan.make(

@@ -38,6 +38,9 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case outputInTheWay(RawPath, FileKind)
   /// Two selected files map to the same output path (with `-o` and several arguments).
   case outputCollision(RawPath, otherSource: RawPath)
+  /// `-d`: the output path is another file this run restores (`a.gz` whose header names
+  /// `b.gz`, both listed): not written, so that file is never replaced before it is read.
+  case outputIsAnotherInput(RawPath)
   /// In a mirror, the output path is where a folder or link of another source is mirrored
   /// (file `a` and a folder or link named `a.gz`).
   case nameClash(RawPath, otherSource: RawPath)
@@ -65,6 +68,10 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
   /// `-N`: the name stored in the gzip header (FNAME) is longer than a file name can be
   /// (255 bytes, `NAME_MAX`), so it cannot name the output.
   case storedNameTooLong(bytes: Int)
+  /// `-d`: the output path is the `.gz` file being restored (its header names the file
+  /// itself, with `-N`), or a hard link of it, or a symbolic link to it: never replaced,
+  /// even with `-f`, so the source is never lost.
+  case outputIsSource(RawPath)
   /// A file already exists where `-d` would write; not overwritten without `-f`.
   case outputAlreadyExists(RawPath)
   /// The output did not decompress back to the source (`--rm` checks before removing).
@@ -96,6 +103,8 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
       "a folder on the way to '\(path.displayString)' is a symbolic link; squeeze does not write through links"
     case .outputCollision(let path, let other):
       "output '\(path.displayString)' is also the output of '\(other.displayString)'; not written"
+    case .outputIsAnotherInput(let path):
+      "output '\(path.displayString)' is another file this run restores; not written (it would replace it)"
     case .nameClash(let path, let other):
       "output '\(path.displayString)' is also where '\(other.displayString)' is mirrored; not written"
     case .folderNotEmpty(let path):
@@ -113,6 +122,8 @@ enum FileFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .unknownSuffix: "unknown suffix; not decompressed"
     case .storedNameTooLong(let bytes):
       "the name stored in its gzip header is \(ByteFormat.count(bytes)) bytes, longer than a file name can be (\(GzipHeader.longestKeptName) bytes); not used (-N)"
+    case .outputIsSource(let path):
+      "its output '\(path.displayString)' is this file itself; not restored, even with --force (it would replace its own source)"
     case .outputAlreadyExists(let path):
       "'\(path.displayString)' already exists; not overwritten (use --force)"
     case .verificationFailed(let path, let detail):

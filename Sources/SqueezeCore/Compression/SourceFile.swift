@@ -14,16 +14,23 @@ struct SourceFile {
   /// that was listed (same device and inode). `name` is the file's name when the caller has
   /// it already (one path less to build).
   ///
-  /// - Throws: ``FileFailure``: vanished, became a link, not regular, replaced, unreadable.
+  /// A file argument of `-t` or `-l` read through a link, or a pipe or device
+  /// (``FileList/Root/isFollowedArgument``), is opened following links and may be a pipe or
+  /// device: then, once something can be read from it (a pipe's writer may come later;
+  /// `stop` ends the wait), it is read blocking, front to back.
+  ///
+  /// - Throws: ``FileFailure``: vanished, became a link, not regular, replaced, unreadable;
+  ///   ``FileFailure/interrupted`` when `stop` is set while waiting for a pipe.
   static func open(
     index: Int, list: FileList, bases: BaseDirectories, symlinks: SymlinkPolicy = .never,
-    name: RawPath? = nil
+    name: RawPath? = nil, stop: AtomicFlag? = nil
   ) throws(FileFailure) -> SourceFile {
     let file = list.files[index]
+    let root = list.root(of: file)
     let location = RelativeLocation(
-      base: bases.descriptor(list.root(of: file).base),
+      base: bases.descriptor(root.base),
       directory: list.relativePath(ofDirectory: file.directory),
-      name: name ?? list.name(of: file), symlinks: symlinks)
+      name: name ?? list.name(of: file), symlinks: root.isFollowedArgument ? .always : symlinks)
     let descriptor: Int32
     do throws(SystemError) {
       descriptor = try location.open(flags: .source).release()
@@ -41,9 +48,19 @@ struct SourceFile {
       Descriptor.close(descriptor)
       throw .cannotRead(error)
     }
-    guard status.kind == .regular else {
+    let special = status.kind == .fifo || status.kind == .characterDevice
+    guard status.kind == .regular || (special && root.isFollowedArgument) else {
       Descriptor.close(descriptor)
       throw .notRegularFile(status.kind)
+    }
+    if special {
+      while !Descriptor.waitUntilReadable(descriptor, milliseconds: 100) {
+        if stop?.isSet == true {
+          Descriptor.close(descriptor)
+          throw .interrupted
+        }
+      }
+      Descriptor.clearStatusFlags(descriptor)
     }
     guard status.device == file.device && status.inode == file.inode else {
       Descriptor.close(descriptor)

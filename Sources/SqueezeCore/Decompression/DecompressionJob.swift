@@ -76,7 +76,9 @@ enum DecompressionJob {
     let target = settings.plan.target(named: outputName, of: file, in: list, bases: context.bases)
     let display = MessagePath(outputNamed: outputName, ofFile: index, context: context)
     guard !outputName.isEmpty else { throw .unknownSuffix }
-    let existing = try existingRestore(at: target, of: index, display: display, context: context)
+    let existing = try existingRestore(
+      at: target, of: index, source: FileIdentity(source.status), display: display,
+      context: context)
     let holds: Bool
     if case .folderInTheWay = existing { holds = true } else { holds = false }
     // Created with the restored file's final mode when open(2) gives exactly that, as
@@ -152,11 +154,15 @@ enum DecompressionJob {
   /// plan's finding (``OutputInspection``), or without one (`-N`, where the name comes from
   /// the header), any file there unless `--force`. An up-to-date file only reaches here
   /// with `--rm` (whose quick check is never trusted: the file is written again, so the
-  /// `.gz` is removed only after decoded bytes are published).
+  /// `.gz` is removed only after decoded bytes are published). Whatever is there, it is never
+  /// the `.gz` file `source` itself (``ExistingOutput/isSource(_:source:)``), not even with
+  /// `--force`.
   ///
-  /// - Throws: ``FileFailure`` for a file left alone.
+  /// - Throws: ``FileFailure`` for a file left alone: ``FileFailure/outputIsSource(_:)``
+  ///   when the output path is the source.
   private static func existingRestore(
-    at target: RelativeLocation, of index: Int, display: MessagePath, context: JobContext
+    at target: RelativeLocation, of index: Int, source: FileIdentity, display: MessagePath,
+    context: JobContext
   ) throws(FileFailure) -> ExistingOutput {
     let settings = context.settings
     let existing: ExistingOutput
@@ -168,6 +174,9 @@ enum DecompressionJob {
       } catch {
         throw .cannotCreateOutput(display.path, error)
       }
+    }
+    if existing != .absent, ExistingOutput.isSource(target, source: source) {
+      throw .outputIsSource(display.path)
     }
     switch existing {
     case .foreign where !settings.force: throw .outputAlreadyExists(display.path)
@@ -267,7 +276,7 @@ enum TestJob {
   {
     let source = try SourceFile.open(
       index: index, list: context.list, bases: context.bases,
-      symlinks: context.settings.sourceSymlinks)
+      symlinks: context.settings.sourceSymlinks, stop: context.stop)
     defer { Descriptor.close(source.descriptor) }
     let decoder = try context.decoders.withWorkspace { (workspace) throws(FileFailure) in
       try GzipFileReader.decode(

@@ -147,6 +147,13 @@ struct Discovery {
       addFileArgument(argument, status: status)
     case .symbolicLink where options.recordsLinks:
       addLinkArgument(argument, status: status)
+    // -t and -l read what an argument names, as gzip -t and -l (and -dc) do: a link is
+    // followed, a pipe or device read. Entries met while walking folders are not.
+    case .symbolicLink where options.wanted == .compressedOrNamed:
+      addFollowedArgument(argument)
+    case .fifo where options.wanted == .compressedOrNamed,
+      .characterDevice where options.wanted == .compressedOrNamed:
+      addFileArgument(argument, status: status, followed: true)
     case .symbolicLink:
       fail(
         argument,
@@ -159,7 +166,37 @@ struct Discovery {
     }
   }
 
-  private mutating func addFileArgument(_ argument: RawPath, status: FileStatus) {
+  /// A symbolic link named as an argument of `-t` or `-l`: what it leads to is read (a file,
+  /// pipe or device); a link to a folder is refused as elsewhere (a trailing slash names
+  /// the folder).
+  private mutating func addFollowedArgument(_ argument: RawPath) {
+    let status: FileStatus
+    do {
+      status = try FileStatus.of(argument, in: Descriptor.currentDirectory, followingSymlinks: true)
+    } catch {
+      fail(argument, error.description)
+      return
+    }
+    switch status.kind {
+    case .regular, .fifo, .characterDevice:
+      addFileArgument(argument, status: status, followed: true)
+    case .directory:
+      fail(
+        argument,
+        "is a symbolic link to a folder, not followed (use --follow-symlinks, or name the folder with a trailing '/')"
+      )
+    default:
+      let reason = SkipReason(kind: status.kind) ?? .device
+      skip(argument, reason)
+      warn(argument, "leads to \(status.kind), not a regular file or folder; ignored")
+    }
+  }
+
+  /// A file named as an argument; `followed` when it is read through a link, or is a pipe
+  /// or device (`-t`, `-l`: ``FileList/Root/isFollowedArgument``).
+  private mutating func addFileArgument(
+    _ argument: RawPath, status: FileStatus, followed: Bool = false
+  ) {
     let name = argument.lastComponent
     if options.excludedFiles.contains(FileIdentity(status)) {
       skip(argument, .taskLog)
@@ -183,7 +220,10 @@ struct Discovery {
       skip(argument, reason)
       return
     }
-    guard let directory = addParentRoot(of: argument, identity: FileIdentity(status)) else {
+    guard
+      let directory = addParentRoot(
+        of: argument, identity: FileIdentity(status), followed: followed)
+    else {
       return
     }
     if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
@@ -217,7 +257,9 @@ struct Discovery {
   /// Records the root of a file or link argument: the folder holding it.
   ///
   /// - Returns: the index of that folder's ``FileList/Directory``, or nil (reported).
-  private mutating func addParentRoot(of argument: RawPath, identity: FileIdentity) -> Int32? {
+  private mutating func addParentRoot(
+    of argument: RawPath, identity: FileIdentity, followed: Bool = false
+  ) -> Int32? {
     let base: Int
     let folder: FileStatus
     do {
@@ -228,8 +270,10 @@ struct Discovery {
       return nil
     }
     let rootIndex = Int32(result.files.roots.count)
-    result.files.roots.append(
-      FileList.Root(argument: argument, isFileArgument: true, base: base, identity: identity))
+    var root = FileList.Root(
+      argument: argument, isFileArgument: true, base: base, identity: identity)
+    root.isFollowedArgument = followed
+    result.files.roots.append(root)
     let directory = Int32(result.files.directories.count)
     var record = FileList.Directory(
       parent: -1, root: rootIndex, nameOffset: 0, nameLength: 0,

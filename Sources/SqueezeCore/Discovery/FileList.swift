@@ -23,6 +23,10 @@ struct FileList: Sendable {
     var destination: RawPath = ""
     /// The argument is a symbolic link, mirrored as a link (`-o` without a trailing slash).
     var isLinkArgument = false
+    /// A file argument of `-t` or `-l` read as gzip reads it: through a symbolic link, or a
+    /// named pipe or device (`<(cmd)` is `/dev/fd/63`, a link to a pipe). Its file is opened
+    /// following links and may be a pipe or device (``SourceFile``).
+    var isFollowedArgument = false
   }
 
   /// One folder that was walked.

@@ -261,6 +261,23 @@ enum ExistingOutput: Sendable, Equatable {
     }
   }
 
+  /// True when the entry at `target` is the file `source` itself: the same inode (the very
+  /// name the source was opened by, reached again through `..` or a linked folder, or
+  /// another hard link of it), or a symbolic link that leads to it. A restore must never
+  /// publish its output there: with `--force` the output would replace the `.gz` file it
+  /// is restored from, as `gzip -d -N -f` does when a header names its own file.
+  ///
+  /// An entry that cannot be examined is not the source (the caller judges it as it would
+  /// any other entry).
+  static func isSource(_ target: RelativeLocation, source: FileIdentity) -> Bool {
+    guard let status = try? target.entryStatus() else { return false }
+    if FileIdentity(status) == source { return true }
+    guard status.kind == .symbolicLink, let resolved = try? target.resolvedStatus() else {
+      return false
+    }
+    return FileIdentity(resolved) == source
+  }
+
   /// The ISIZE of the gzip file at `location` (the last 4 bytes: its last member's length
   /// modulo 2^32, RFC 1952 section 2.3.1), or nil when it cannot be read.
   static func lastISIZE(of location: RelativeLocation, size: Int64) -> UInt32? {

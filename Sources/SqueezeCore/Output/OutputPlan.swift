@@ -152,6 +152,45 @@ package struct OutputPlan: Sendable {
     return (collisions, duplicates)
   }
 
+  /// The restores beside the sources whose output path is another file of `list`: `a.gz`
+  /// whose header names `b.gz` (`-N`, `names`), or `a.gz.gz` listed with `a.gz`. With
+  /// `--force` such an output would replace a file this run has still to read; without it,
+  /// the file would be reported as if an earlier run's output were in the way. By index,
+  /// the display path of the file the output would be (a file whose output is its own name
+  /// is not listed here: the restore refuses it when it finds it,
+  /// ``ExistingOutput/isSource(_:source:)``).
+  ///
+  /// - Complexity: O(n) in the files listed. Every file a restore lists has a compressed
+  ///   suffix, so only outputs with one can be another input: the files are looked up by
+  ///   name only when some output has one (`x.gz.gz`, or a header naming `b.gz`), which a
+  ///   restore of ordinary backups never has. Nothing when restoring into a mirror, whose
+  ///   outputs are never where its sources are (the output folder is not walked).
+  func outputsOnOtherInputs(in list: FileList, names: [Int: RawPath]) -> [Int: RawPath] {
+    guard case .besideSources = destination, case .removeSuffix = naming else { return [:] }
+    var candidates: [(index: Int, name: RawPath)] = []
+    for (index, file) in list.files.enumerated() {
+      guard let name = names[index] ?? outputName(for: list.name(of: file)),
+        outputName(for: name) != nil
+      else { continue }
+      candidates.append((index, name))
+    }
+    guard !candidates.isEmpty else { return [:] }
+    var inputs: [OutputKey: Int] = [:]
+    inputs.reserveCapacity(list.files.count)
+    for (index, file) in list.files.enumerated() {
+      inputs[.beside(folder: list.folderIdentity(of: file), name: list.name(of: file))] = index
+    }
+    var found: [Int: RawPath] = [:]
+    for (index, name) in candidates {
+      let file = list.files[index]
+      guard let other = inputs[.beside(folder: list.folderIdentity(of: file), name: name)],
+        other != index
+      else { continue }
+      found[index] = list.displayPath(of: list.files[other])
+    }
+    return found
+  }
+
   /// True when no two files of `list` can have the same output, without looking at each
   /// file: adding a suffix maps the distinct names of one listed folder to distinct names,
   /// so outputs can only meet when one folder was listed twice (beside the sources: two

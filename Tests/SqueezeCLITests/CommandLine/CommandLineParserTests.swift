@@ -151,6 +151,14 @@ import Testing
     (arguments: ["--delete", "-n", "-o", "m", "x"], error: .conflict("--delete", "--no-name")),
     (arguments: ["--max-delete=5", "-o", "m", "x"], error: .requires("--max-delete", "--delete")),
     (
+      arguments: ["--sample-interval", "5ms", "x"],
+      error: .requires("--sample-interval", "--task-log")
+    ),
+    (
+      arguments: ["--sample-interval=1s", "-o", "m", "x/"],
+      error: .requires("--sample-interval", "--task-log")
+    ),
+    (
       arguments: ["--delete", "--max-delete=-1", "-o", "m", "x"],
       error: .invalidValue(
         "-1", option: "--max-delete <n>", reason: "expected a whole number from 0 to 2147483647")
@@ -293,6 +301,33 @@ import Testing
     for text in ["", "K", "0K", "-1K", "1.5M", "99999999999999999G"] {
       #expect(ValueParsers.size(text) == nil, "\(text)")
     }
+  }
+
+  /// A size with a decimal point is refused, as pigz's `-b 1.5` and GNU `head -c 1.5K` refuse
+  /// it, by what is wrong with it (it named only the range, which 1.5M is inside), with the
+  /// whole number it stands for when there is one; a size out of range still names the range.
+  @Test(arguments: [
+    (
+      value: "1.5M",
+      reason: "expected a whole number of bytes, K, M or G (1.5M is 1536K), from 32K to 64M"
+    ),
+    (value: "1.3K", reason: "expected a whole number of bytes, K, M or G, from 32K to 64M"),
+    (
+      value: "2.50M",
+      reason: "expected a whole number of bytes, K, M or G (2.50M is 2560K), from 32K to 64M"
+    ),
+    (value: "65536.5", reason: "expected a whole number of bytes, K, M or G, from 32K to 64M"),
+    (
+      value: "99999999999999999.5G",
+      reason: "expected a whole number of bytes, K, M or G, from 32K to 64M"
+    ),
+    (value: "128M", reason: "expected a size from 32K to 64M"),
+    (value: "1.5.0M", reason: "expected a size from 32K to 64M"),
+  ])
+  func aDecimalSizeIsRefusedAsNotWhole(value: String, reason: String) {
+    #expect(
+      CommandLineParser.parse(["--block-size", value, "x"])
+        == .failure(.invalidValue(value, option: "--block-size <size>", reason: reason)))
   }
 
   @Test func timelineTakesALogAndAnOutput() {

@@ -114,8 +114,9 @@ import Testing
     }
     #expect(try options(["--older-than", "1000000d"]).olderThan == 86_400_000_000)
     #expect(try options(["--older-than", "1ns"]).olderThan == 1e-9)
-    #expect(try options(["--sample-interval", "60s"]).sampleInterval == 60)
-    #expect(try options(["--sample-interval", "100us"]).sampleInterval == 0.0001)
+    #expect(try options(["--task-log", "t", "--sample-interval", "60s"]).sampleInterval == 60)
+    #expect(
+      try options(["--task-log", "t", "--sample-interval", "100us"]).sampleInterval == 0.0001)
     #expect(try options(["--block-size", "32K"]).blockSize == 32 << 10)
     #expect(try options(["--block-size", "64M"]).blockSize == 64 << 20)
     #expect(try options(["-j", "4096"]).jobs == 4096)
