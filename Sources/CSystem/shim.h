@@ -8,11 +8,20 @@
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <sys/ioctl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+/// fstatfs(2)'s file system type (f_type, a magic number from linux/magic.h) of fd's file
+/// system, or -1 with errno.
+static inline long long squeeze_file_system_type(int fd) {
+  struct statfs buffer;
+  if (fstatfs(fd, &buffer) != 0) return -1;
+  return (long long)buffer.f_type;
+}
 
 /// syncfs(2): commit the file system containing fd to disk.
 static inline int squeeze_syncfs(int fd) { return (int)syscall(SYS_syncfs, fd); }

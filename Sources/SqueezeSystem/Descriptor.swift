@@ -149,6 +149,28 @@ package enum Descriptor {
     _ = try retryingOnInterrupt { squeeze_syncfs(descriptor) }
   }
 
+  /// `statfs(2)`'s `f_type` of a FUSE file system (`FUSE_SUPER_MAGIC`, linux/magic.h):
+  /// bindfs, sshfs and every other user-space file system, `fuse` and `fuseblk` alike.
+  package static let fuseFileSystemType: Int = 0x6573_5546
+
+  /// The type of the file system holding the descriptor's file (`fstatfs(2)`'s `f_type`,
+  /// a magic number from linux/magic.h), or nil when it cannot be read.
+  package static func fileSystemType(_ descriptor: Int32) -> Int? {
+    guard let type = try? retryingOnInterrupt({ squeeze_file_system_type(descriptor) }) else {
+      return nil
+    }
+    return Int(type)
+  }
+
+  /// True when the descriptor's file is on a file system whose `syncfs(2)` commits nothing
+  /// of what was written: FUSE, where the kernel returns success without asking the
+  /// server (bindfs, sshfs and the other servers built on libfuse's high-level interface
+  /// have no `syncfs` request), while `fsync(2)` of a file reaches the server, which
+  /// syncs the file it stands for.
+  package static func syncFileSystemIsHollow(_ descriptor: Int32) -> Bool {
+    fileSystemType(descriptor) == fuseFileSystemType
+  }
+
   /// Sets the permission bits (`fchmod(2)`).
   ///
   /// - Throws: ``SystemError`` from `fchmod(2)`.

@@ -163,29 +163,36 @@ extension RelativeLocation {
 
   /// How ``rename(to:_:)`` treats an entry at the destination.
   package enum RenameMode: Sendable {
-    /// Fail with `EEXIST` when the destination exists (`RENAME_NOREPLACE`).
+    /// Fail with `EEXIST` when the destination exists (`RENAME_NOREPLACE`; where the file
+    /// system refuses that flag, a hard link then removing the old name:
+    /// ``NoReplaceRename``).
     case noReplace
     /// Replace a file or link at the destination atomically (`renameat`).
     case replace
     /// Swap the two entries atomically, whatever they are (`RENAME_EXCHANGE`): how a folder
-    /// takes the place of a file, or a file the place of an empty folder.
+    /// takes the place of a file, or a file the place of an empty folder. File systems that
+    /// refuse `RENAME_NOREPLACE` (FUSE) refuse this too, with `EINVAL`, and it has no safe
+    /// substitute: the caller reports it.
     case exchange
   }
 
   /// Renames this entry to `destination` (`renameat2`), neither path passing a link.
   ///
-  /// - Throws: ``SystemError`` from `renameat2(2)`.
+  /// - Throws: ``SystemError`` from `renameat2(2)` (`EEXIST` with `.noReplace` when the
+  ///   destination exists; `EINVAL` with `.exchange` where the file system refuses it), or
+  ///   from ``NoReplaceRename/rename(_:in:to:in:)``'s fallback with `.noReplace`.
   package func rename(to destination: RelativeLocation, _ mode: RenameMode) throws(SystemError) {
     try withFolder { (fromFolder, fromName) throws(SystemError) in
       try destination.withFolder { (toFolder, toName) throws(SystemError) in
         _ = try fromName.withCString { (cFrom) throws(SystemError) in
           try toName.withCString { (cTo) throws(SystemError) in
-            try retryingOnInterrupt {
-              switch mode {
-              case .replace: renameat(fromFolder, cFrom, toFolder, cTo)
-              case .noReplace:
-                squeeze_renameat2(fromFolder, cFrom, toFolder, cTo, SQUEEZE_RENAME_NOREPLACE)
-              case .exchange:
+            switch mode {
+            case .replace:
+              _ = try retryingOnInterrupt { renameat(fromFolder, cFrom, toFolder, cTo) }
+            case .noReplace:
+              try NoReplaceRename.rename(cFrom, in: fromFolder, to: cTo, in: toFolder)
+            case .exchange:
+              _ = try retryingOnInterrupt {
                 squeeze_renameat2(fromFolder, cFrom, toFolder, cTo, SQUEEZE_RENAME_EXCHANGE)
               }
             }

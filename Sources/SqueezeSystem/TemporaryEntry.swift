@@ -423,6 +423,17 @@ package struct TemporaryEntry: Sendable {
     try open(flags: .readOnly).sync()
   }
 
+  /// Makes the entries of the folder the temporary was made in durable (`fsync(2)` of the
+  /// folder, opened read-only through the folder's descriptor): after a rename, on file
+  /// systems whose `syncfs` commits nothing (``Descriptor/syncFileSystemIsHollow(_:)``).
+  ///
+  /// - Throws: ``SystemError`` from `openat(2)` or `fsync(2)`.
+  package func syncFolder() throws(SystemError) {
+    let opened = try FileDescriptor.open(
+      RawPath("."), in: folder.descriptor, flags: .folder, symlinks: .never)
+    try opened.sync()
+  }
+
   /// Renames the temporary to `finalName` in the same folder (`renameat2` on the folder's
   /// descriptor). After `.replace` and `.noReplace` it is no longer a temporary; after
   /// `.exchange` its name holds the entry that was at `finalName`, still to be removed.

@@ -137,15 +137,28 @@ import Testing
     /// entries pruned by `--delete`.
     var removals: [(path: String, call: Call)] = []
     var syncs: [Call] = []
+    /// Whether a `syncfs` commits what was written: not on FUSE, where the kernel returns
+    /// success without asking the server, and only an `fsync` of the file or folder counts.
+    var syncfsCommits = true
 
-    init(_ calls: [Call], under folder: String) {
+    init(_ calls: [Call], under folder: String, syncfsCommits: Bool = true) {
       self.calls = calls
+      self.syncfsCommits = syncfsCommits
       for call in calls where call.succeeded {
         switch call.name {
         case "renameat", "renameat2":
           guard let fromFolder = call.descriptorPath(0), let from = call.string(1),
             let toFolder = call.descriptorPath(2), let to = call.string(3),
             Self.isTemporary(from), !Self.isTemporary(to)
+          else { continue }
+          publications.append(
+            Publication(
+              temporary: fromFolder + "/" + from, final: toFolder + "/" + to, rename: call))
+        case "linkat" where call.string(1).map(Self.isTemporary) == true:
+          // linkat(folder, temporary, folder, name, 0), then the temporary unlinked: where
+          // the file system refuses RENAME_NOREPLACE (FUSE).
+          guard let fromFolder = call.descriptorPath(0), let from = call.string(1),
+            let toFolder = call.descriptorPath(2), let to = call.string(3), !Self.isTemporary(to)
           else { continue }
           publications.append(
             Publication(
@@ -179,7 +192,8 @@ import Testing
     func synced(_ path: String?, after: Int, before: Int) -> Bool {
       syncs.contains { sync in
         guard sync.entry > after && sync.exit < before else { return false }
-        return sync.name == "syncfs" || path == nil || sync.descriptorPath(0) == path
+        return (sync.name == "syncfs" && syncfsCommits) || path == nil
+          || sync.descriptorPath(0) == path
       }
     }
 
@@ -200,7 +214,7 @@ import Testing
         else { return nil }
         let synced = syncs.contains { sync in
           sync.entry > written && sync.exit < publication.rename.entry
-            && (sync.name == "syncfs"
+            && ((sync.name == "syncfs" && syncfsCommits)
               || [publication.temporary, publication.final].contains(sync.descriptorPath(0)))
         }
         return synced
@@ -221,7 +235,7 @@ import Testing
         let folder = String(output[..<(output.lastIndex(of: "/") ?? output.endIndex)])
         let synced = syncs.contains { sync in
           sync.entry > publication.rename.exit && sync.exit < removal.call.entry
-            && (sync.name == "syncfs" || sync.descriptorPath(0) == folder)
+            && ((sync.name == "syncfs" && syncfsCommits) || sync.descriptorPath(0) == folder)
         }
         return synced
           ? nil
@@ -237,7 +251,10 @@ import Testing
           return
             "\(publication.final): published on line \(publication.rename.entry + 1), after the first deletion on line \(first + 1)"
         }
-        let synced = syncs.contains { $0.entry > publication.rename.exit && $0.exit < first }
+        let synced = syncs.contains {
+          $0.entry > publication.rename.exit && $0.exit < first
+            && ($0.name != "syncfs" || syncfsCommits)
+        }
         return synced
           ? nil
           : "\(publication.final): renamed on line \(publication.rename.entry + 1), not synced before the first deletion on line \(first + 1)"

@@ -15,6 +15,12 @@ import Synchronization
 /// over an output squeeze itself owns. After the last batch it commits once more, so the
 /// renames themselves are on disk when the run returns.
 ///
+/// On a FUSE file system `syncfs` succeeds without committing anything (the kernel does not
+/// pass it to the server: ``Descriptor/syncFileSystemIsHollow(_:)``), so there each
+/// temporary is made durable with its own `fsync` before its rename, and a request that
+/// needs its new name on disk (`--rm`) has its folder synced with `fsync` after the rename:
+/// as much as the server is offered a way to commit.
+///
 /// Whoever hands in a temporary does not wait: its completion handler runs on this thread
 /// exactly once, with the outcome, on every path (published, failed, cancelled, shut down),
 /// so no compression thread is ever held by a sync. Blocking here (the syncs can take a
@@ -76,6 +82,10 @@ final class Publisher: Sendable {
     case sync = "cannot sync to disk"
     case rename = "cannot rename into place"
     case syncFolder = "cannot sync the folder of"
+    /// The file system refuses both `RENAME_NOREPLACE` and hard links
+    /// (``NoReplaceRename``): no name can be given without risking replacing a file.
+    case noSafeRename =
+      "the file system refuses both RENAME_NOREPLACE and hard links, so squeeze cannot safely name"
   }
 
   /// A class: batches move these from thread to thread by reference, one retain each, not
@@ -114,6 +124,9 @@ final class Publisher: Sendable {
     var shutdownWaiter: CheckedContinuation<SystemError?, Never>? = nil
     /// One descriptor per file system (`st_dev`), for `syncfs`.
     var syncDescriptors: [UInt64: Int32] = [:]
+    /// The registered file systems whose `syncfs` commits nothing (FUSE): their temporaries
+    /// and folders are synced one by one.
+    var hollowSyncDevices: Set<UInt64> = []
   }
 
   private let state = Lock(State())
@@ -179,6 +192,7 @@ final class Publisher: Sendable {
       if state.syncDescriptors[device] == nil {
         if let copy = try? Descriptor.duplicate(descriptor) {
           state.syncDescriptors[device] = copy
+          if Descriptor.syncFileSystemIsHollow(copy) { state.hollowSyncDevices.insert(device) }
         }
       }
       return state.syncDescriptors[device] != nil
@@ -312,6 +326,7 @@ final class Publisher: Sendable {
       return
     }
     let failures = syncAll(devices: Self.devices(of: batch))
+    let hollow = state.withLock { $0.hollowSyncDevices }
     // Requests whose new name must be on disk before they are reported (--rm) wait for a
     // second commit after all the renames.
     var renamedAwaitingSync: [Waiting] = []
@@ -323,6 +338,15 @@ final class Publisher: Sendable {
         try? waiting.request.temporary.remove()
         waiting.resume(returning: .failed(step: .sync, error))
         continue
+      }
+      if !hollow.isEmpty && hollow.contains(waiting.request.device) {
+        do throws(SystemError) {
+          try waiting.request.temporary.sync()
+        } catch {
+          try? waiting.request.temporary.remove()
+          waiting.resume(returning: .failed(step: .sync, error))
+          continue
+        }
       }
       if waiting.request.holdsTemporary {
         waiting.resume(returning: .published)
@@ -337,13 +361,22 @@ final class Publisher: Sendable {
         }
       } catch {
         try? waiting.request.temporary.remove()
-        waiting.resume(returning: .failed(step: .rename, error))
+        let step: Step = error == NoReplaceRename.refused ? .noSafeRename : .rename
+        waiting.resume(returning: .failed(step: step, error))
       }
     }
     guard !renamedAwaitingSync.isEmpty else { return }
     let folderFailures = syncAll(devices: Self.devices(of: renamedAwaitingSync))
     for waiting in renamedAwaitingSync {
-      if let error = folderFailures[waiting.request.device] {
+      var folderFailure = folderFailures[waiting.request.device]
+      if folderFailure == nil && hollow.contains(waiting.request.device) {
+        do throws(SystemError) {
+          try waiting.request.temporary.syncFolder()
+        } catch {
+          folderFailure = error
+        }
+      }
+      if let error = folderFailure {
         // The output is in place, but its folder entry may not be on disk: keep the source.
         waiting.resume(returning: .failed(step: .syncFolder, error))
       } else {
@@ -390,7 +423,8 @@ final class Publisher: Sendable {
   }
 
   /// Renames `request`'s temporary to its final name in the folder it was made in
-  /// (`renameat2(RENAME_NOREPLACE)` for a new output, `renameat` over one squeeze replaces),
+  /// (`renameat2(RENAME_NOREPLACE)` for a new output, or a link and an unlink where the file
+  /// system refuses the flag: ``NoReplaceRename``; `renameat` over one squeeze replaces),
   /// through that folder's descriptor: never through a symbolic link put in the folder's
   /// place meanwhile.
   func rename(_ request: Request) throws(SystemError) {

@@ -52,7 +52,7 @@ enum BlockingReplay {
       try publisher.rename(request)
     } catch {
       try? request.temporary.remove()
-      return .failed(step: .rename, error)
+      return .failed(step: error == NoReplaceRename.refused ? .noSafeRename : .rename, error)
     }
     guard request.syncsAfterRename else { return .published }
     do throws(SystemError) {

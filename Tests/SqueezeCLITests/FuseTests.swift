@@ -1,0 +1,249 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+import Testing
+
+/// squeeze on a FUSE file system (bindfs), which refuses `renameat2(RENAME_NOREPLACE)` and
+/// `O_TMPFILE` and whose `syncfs` commits nothing: every mode writes there, never replaces a
+/// file that appeared meanwhile, and syncs each output before naming it.
+@Suite(
+  .tags(.system), .systemTier,
+  .enabled(if: Bindfs.isAvailable, Bindfs.requirement))
+struct FuseTests {
+  /// The tree every test starts from, under `root`: two text files in two folders, a
+  /// random (stored) one, a symbolic link, a hard link and an empty folder.
+  static func makeTree(_ root: String, hardLink: Bool = true) throws -> [String: [UInt8]] {
+    let files: [String: [UInt8]] = [
+      "a.txt": TestData.text(200_000, seed: 1),
+      "sub/b.txt": TestData.text(30_000, seed: 2),
+      "sub/noise.bin": TestData.random(40_000),
+    ]
+    for (name, bytes) in files {
+      let path = root + "/" + name
+      try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+      try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+    try FileManager.default.createDirectory(
+      atPath: root + "/empty", withIntermediateDirectories: true)
+    #expect(symlink("a.txt", root + "/link") == 0)
+    var all = files
+    if hardLink {
+      #expect(link(root + "/a.txt", root + "/hard.txt") == 0)
+      all["hard.txt"] = files["a.txt"]
+    }
+    return all
+  }
+
+  /// Runs squeeze and expects it to succeed silently.
+  static func squeeze(_ arguments: [String]) throws {
+    let result = try SqueezeBinary.run(arguments)
+    #expect(result.status == 0, "squeeze \(arguments): \(result.stderrText)")
+    #expect(result.stderrText == "", "squeeze \(arguments)")
+  }
+
+  /// Expects every file of `files` under `root` to have a `.gz` output under `outputs` that
+  /// the system's gunzip restores to its bytes.
+  static func expectOutputs(of files: [String: [UInt8]], in outputs: String) throws {
+    for (name, bytes) in files {
+      #expect(try SystemGzip.decompress(outputs + "/" + name + ".gz") == bytes, "\(name)")
+    }
+  }
+
+  /// Names left behind under `root` that are squeeze's temporaries.
+  static func temporaries(under root: String) -> [String] {
+    (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).filter {
+      ($0 as NSString).lastPathComponent.hasPrefix(".squeeze-")
+        && ($0 as NSString).lastPathComponent.hasSuffix(".tmp")
+    }
+  }
+
+  static func inode(_ path: String) -> ino_t? {
+    var status = stat()
+    return lstat(path, &status) == 0 ? status.st_ino : nil
+  }
+
+  @Test func everyModeWritesAndRestoresOnBindfs() throws {
+    let folder = TemporaryFolder("fuse-modes")
+    try Bindfs.withMount(in: folder) { m in
+      let files = try Self.makeTree(m + "/src")
+
+      // Beside each file, then a re-run that leaves every output alone.
+      let plain = try Self.makeTree(m + "/inplace", hardLink: false)
+      try Self.squeeze(["-q", m + "/inplace"])
+      try Self.expectOutputs(of: plain, in: m + "/inplace")
+      let before = Self.inode(m + "/inplace/a.txt.gz")
+      try Self.squeeze([m + "/inplace"])
+      #expect(Self.inode(m + "/inplace/a.txt.gz") == before)
+      // Restoring beside the .gz files, after the originals went away.
+      for name in plain.keys { unlink(m + "/inplace/" + name) }
+      try Self.squeeze(["-q", "-d", m + "/inplace"])
+      for (name, bytes) in plain {
+        #expect(FileManager.default.contents(atPath: m + "/inplace/" + name) == Data(bytes))
+      }
+
+      // -k on one file, --rm on a tree.
+      try Self.squeeze(["-q", "-k", "-f", m + "/inplace/a.txt"])
+      #expect(try SystemGzip.decompress(m + "/inplace/a.txt.gz") == files["a.txt"])
+      let removable = try Self.makeTree(m + "/rm", hardLink: false)
+      try Self.squeeze(["-q", "--rm", m + "/rm"])
+      try Self.expectOutputs(of: removable, in: m + "/rm")
+      for name in removable.keys {
+        #expect(!FileManager.default.fileExists(atPath: m + "/rm/" + name), "\(name)")
+      }
+
+      // A mirror, pruned, run again, checked, tested, and restored entry by entry.
+      try Self.squeeze(["-q", "-o", m + "/M", "--delete", m + "/src/"])
+      try Self.expectOutputs(of: files, in: m + "/M")
+      try Self.squeeze(["-q", "-o", m + "/M", "--delete", m + "/src/"])
+      try Self.squeeze(["-q", "--check", "-o", m + "/M", m + "/src/"])
+      try Self.squeeze(["-q", "-t", m + "/M"])
+      try Self.squeeze(["-q", "-d", "-o", m + "/R", m + "/M/"])
+      for (name, bytes) in files {
+        #expect(FileManager.default.contents(atPath: m + "/R/" + name) == Data(bytes), "\(name)")
+      }
+      #expect(
+        try FileManager.default.destinationOfSymbolicLink(atPath: m + "/R/link") == "a.txt")
+      #expect(Self.inode(m + "/R/a.txt") == Self.inode(m + "/R/hard.txt"))
+      #expect(FileManager.default.fileExists(atPath: m + "/R/empty"))
+
+      // Tonight's snapshot links last night's unchanged outputs.
+      try Self.squeeze(["-q", "-o", m + "/snap", "--link-dest", "../M", m + "/src/"])
+      #expect(Self.inode(m + "/snap/sub/b.txt.gz") == Self.inode(m + "/M/sub/b.txt.gz"))
+      try Self.expectOutputs(of: files, in: m + "/snap")
+
+      // To standard output.
+      let streamed = try SqueezeBinary.run(["-c", m + "/src/a.txt"])
+      #expect(streamed.status == 0, "\(streamed.stderrText)")
+      let stream = m + "/stream.gz"
+      try Data(streamed.stdout).write(to: URL(fileURLWithPath: stream))
+      #expect(try SystemGzip.decompress(stream) == files["a.txt"])
+
+      #expect(Self.temporaries(under: m) == [])
+    }
+  }
+
+  /// Set once the racing file is in place.
+  final class Placed: Sendable {
+    let value = Atomic<Bool>(false)
+  }
+
+  /// The pid of the first child of `pid` (the program strace runs), or nil.
+  static func firstChild(of pid: Int32) -> Int32? {
+    let text = try? String(
+      contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)
+    return text?.split(separator: " ").first.flatMap { Int32($0) }
+  }
+
+  /// True when a thread of `pid` is in (or stopped at the entry of) `linkat` (265 on
+  /// x86-64, 37 on arm64), as `/proc/PID/task/TID/syscall` shows.
+  static func isInLinkat(_ pid: Int32) -> Bool {
+    let number = Self.linkatNumber
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.contains { task in
+      let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)
+      return text?.split(separator: " ").first == Substring(number)
+    }
+  }
+
+  #if arch(x86_64)
+    static let linkatNumber = "265"
+  #else
+    static let linkatNumber = "37"
+  #endif
+
+  @Test(
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+  func aFileThatAppearsUnderTheOutputNameJustBeforeTheLinkKeepsItsBytes() throws {
+    let folder = TemporaryFolder("fuse-race")
+    try Bindfs.withMount(in: folder) { m in
+      let source = Data(TestData.text(300_000))
+      try source.write(to: URL(fileURLWithPath: m + "/a.txt"))
+      let racer = Data("written by someone else".utf8)
+      let placed = Placed()
+      // strace holds squeeze for 3 s at the entry of its linkat, after every check of the
+      // output name: a file put there meanwhile is what a racing writer looks like.
+      let result = try Shell.run(
+        "/usr/bin/strace",
+        [
+          "-f", "-qq", "-o", "/dev/null", "-e", "trace=linkat", "-e",
+          "inject=linkat:delay_enter=3000000", SqueezeBinary.path, "-q", m,
+        ]
+      ) { tracer in
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+          if let squeeze = Self.firstChild(of: tracer), Self.isInLinkat(squeeze) {
+            if FileManager.default.createFile(atPath: m + "/a.txt.gz", contents: racer) {
+              placed.value.store(true, ordering: .releasing)
+            }
+            return
+          }
+          usleep(1000)
+        }
+      }
+      let wasPlaced = placed.value.load(ordering: .acquiring)
+      try #require(wasPlaced, "squeeze was never seen in linkat")
+      #expect(result.status == 1)
+      #expect(
+        result.stderrText.contains("'\(m)/a.txt.gz' appeared while"), "\(result.stderrText)")
+      #expect(FileManager.default.contents(atPath: m + "/a.txt.gz") == racer)
+      #expect(FileManager.default.contents(atPath: m + "/a.txt") == source)
+      #expect(Self.temporaries(under: m) == [])
+    }
+  }
+
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func aFileSystemThatAlsoRefusesHardLinksFailsTheFileNamingTheCause() throws {
+    let folder = TemporaryFolder("fuse-nolinks")
+    try Bindfs.withMount(in: folder) { m in
+      let bytes = TestData.text(50_000)
+      try Data(bytes).write(to: URL(fileURLWithPath: m + "/a.txt"))
+      // The run's one link, after renameat2 refused RENAME_NOREPLACE, is refused as a file
+      // system without hard links refuses it.
+      let run = try FaultShim.run(
+        ["-q", m], in: folder, failing: FaultShim.Fault(kind: "link", at: 1, errno: "EPERM"))
+      #expect(run.fired)
+      #expect(run.result.status == 1)
+      #expect(
+        run.result.stderrText
+          == "squeeze: \(m)/a.txt: the file system refuses both RENAME_NOREPLACE and hard links, so squeeze cannot safely name '\(m)/a.txt.gz': Operation not supported (errno 95)\n"
+      )
+      #expect(!FileManager.default.fileExists(atPath: m + "/a.txt.gz"))
+      #expect(FileManager.default.contents(atPath: m + "/a.txt") == Data(bytes))
+      #expect(Self.temporaries(under: m) == [])
+    }
+  }
+
+  @Test(
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"),
+    arguments: ["beside", "rm"])
+  func eachOutputIsSyncedByItselfBeforeItsLinkAndEachRemovalAfterItsFolder(mode: String) throws {
+    let folder = TemporaryFolder("fuse-durability-\(mode)")
+    try Bindfs.withMount(in: folder) { mount in
+      // strace -y prints resolved paths.
+      let m = URL(fileURLWithPath: mount).resolvingSymlinksInPath().path
+      for index in 0..<5 {
+        try Data(TestData.text(5_000 + index * 700, seed: UInt64(index)))
+          .write(to: URL(fileURLWithPath: m + "/f\(index).txt"))
+      }
+      let arguments = mode == "rm" ? ["-q", "--rm", m] : ["-q", m]
+      let trace = folder.url("trace.txt")
+      let result = try Shell.run(
+        "/usr/bin/strace",
+        ["-f", "-qq", "-y", "-o", trace, "-e", "trace=\(DurabilityOrderTests.calls)"]
+          + [SqueezeBinary.path] + arguments)
+      #expect(result.status == 0, "\(result.stderrText)")
+      let text = try String(contentsOfFile: trace, encoding: .utf8)
+      // syncfs succeeds on FUSE without committing anything: only fsyncs count.
+      let reading = DurabilityOrderTests.Reading(
+        DurabilityOrderTests.parse(text), under: m, syncfsCommits: false)
+      #expect(reading.publications.count == 5, "\(reading.publications.map(\.final))")
+      #expect(reading.unsyncedPublications() == [])
+      if mode == "rm" {
+        #expect(reading.removals.count == 5, "\(reading.removals.map(\.path))")
+        #expect(reading.sourcesRemovedEarly { $0 + ".gz" } == [])
+      }
+    }
+  }
+}
