@@ -14,6 +14,9 @@ final class RunReporter {
   let stderr: TextOutput
   /// Where results go (`--json`, the dry run's plan).
   let stdout: TextOutput
+  /// True once `--json` could not be written because standard output's file system is
+  /// full or over quota: the run ends with ``ExitStatus/outOfSpace``.
+  private(set) var resultsFoundNoRoom = false
 
   /// A reporter for a run configured as `configuration`.
   init(
@@ -191,7 +194,11 @@ final class RunReporter {
     summary.limitsDeletions = configuration.files.maxDeletions != nil
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
-      return stdout.writeReporting(text, what: "the --json summary")
+      // After a full disk stopped the run, its one line has said so already.
+      let written = stdout.writeResults(
+        text, what: "the --json summary", quietWhenFull: results.fullDisk != nil)
+      if written == .outOfSpace { resultsFoundNoRoom = true }
+      return written.succeeded
     } catch {
       self.error("\(error)")
       return false

@@ -84,16 +84,21 @@ struct MirrorWork {
   /// writes it only when that changed. A manifest that cannot be read, or a file squeeze did not
   /// write by that name, is never replaced; a damaged one is replaced whole.
   ///
-  /// - Returns: the failure when the manifest cannot be read or written.
-  func record(_ made: [RawPath: EntryIdentity]) -> DiscoveryFailure? {
+  /// - Returns: the failure when the manifest cannot be read or written, with the full
+  ///   file system when it found no room.
+  func record(_ made: [RawPath: EntryIdentity]) -> (failure: DiscoveryFailure, fullDisk: FullDisk?)?
+  {
     let reading = MirrorManifest.read(in: base)
     var current: MirrorManifest? = nil
     switch reading {
     case .read(let manifest): current = manifest
     case .absent, .unusable(.damaged): break
     case .unusable(let error):
-      return DiscoveryFailure(
-        path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+      return (
+        DiscoveryFailure(
+          path: manifestDisplay, cause: "\(error); the entries made now are not recorded"),
+        nil
+      )
     }
     // What this run made or found is recorded as it saw it (an entry replaced since has
     // another identity, so its record never matches it); only older entries are looked at
@@ -106,11 +111,18 @@ struct MirrorWork {
     // commits the file system before the rename: only what is on disk is recorded.
     TemporaryCleaner(namer: namer).cleanOnce(
       folderOf: RelativeLocation(base: base, directory: "", name: MirrorManifest.name))
-    do {
+    do throws(ManifestError) {
       try kept.write(in: base, namer: namer)
     } catch {
-      return DiscoveryFailure(
+      let failure = DiscoveryFailure(
         path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+      guard case .cannotWrite(_, let cause) = error else { return (failure, nil) }
+      return (
+        failure,
+        FullDisk(
+          path: manifestDisplay, error: cause,
+          cause: "'\(manifestDisplay.displayString)': \(error)")
+      )
     }
     return nil
   }
@@ -125,6 +137,16 @@ struct MirrorWork {
     let heldFiles = results.held
     let waiting = Set(heldFiles.map(\.file))
     writer.linkFollowers(plan, waiting: waiting, results: &results, report: &report)
+    if results.fullDisk != nil {
+      // A link or a further name found no room: the run stops here, as it does when an
+      // output finds none (nothing pruned, no folder given its times; the re-run does it).
+      for entry in results.held {
+        entry.replacement.abandon()
+        results.done -= 1
+      }
+      results.held = []
+      return report.lines
+    }
     if settings.deletes {
       if walkErrors > 0 {
         results.deletionsSkipped = true
@@ -163,12 +185,19 @@ struct MirrorWork {
     if !waiting.isEmpty {
       writer.linkFollowers(plan, leaders: waiting, results: &results, report: &report)
     }
+    if results.fullDisk != nil { return report.lines }
     // Before the folders get their sources' times: writing the manifest changes the top's.
     if settings.operation == .compress,
       let failure = record(plan.made.merging(report.made) { _, later in later })
     {
-      results.entryFailures.append(failure)
-      report.lines.append("squeeze: \(failure)")
+      results.entryFailures.append(failure.failure)
+      if let full = failure.fullDisk {
+        // No room for the manifest: the run stops here, said once.
+        results.fullDisk = full
+        results.interrupted = true
+        return report.lines
+      }
+      report.lines.append("squeeze: \(failure.failure)")
     }
     let unfinished = folders.finalize(plan)
     for (_, failure) in unfinished {
