@@ -197,24 +197,74 @@ struct FullDiskTests {
     #expect((object["diskFull"] as? [String: Any])?["fileSystem"] as? String == disk.path)
   }
 
-  @Test func withRmNoOriginalGoesWithoutItsWholeOutput() throws {
-    let disk = try SmallDisk("full-rm", size: "1m")
+  /// Half-compressible files (50 KiB random, 50 KiB zeros): the outputs fit only if each
+  /// source is removed before the next output is written.
+  static func halfCompressible(_ index: Int) -> [UInt8] {
+    contents(index, bytes: 51_200) + [UInt8](repeating: 0, count: 51_200)
+  }
+
+  /// `--rm` in place where the outputs fit only if each source goes before the next output
+  /// is written (50 files of 100 KiB, each output about 52 KiB, 60 KiB free): `gzip -r`
+  /// does them all, removing each source as it goes, and so does squeeze, by letting the
+  /// sources of whole outputs go and trying the file that found no room again. Without
+  /// that it stopped at once, with nothing done (its two jobs each half-wrote an output).
+  @Test func withRmTheRunFreesRoomAsItGoesAsGzipDoes() throws {
+    let disk = try SmallDisk("full-rm-frees", size: "5200k")
     defer { disk.unmount() }
-    try Self.writeFiles(150, bytes: 3000, into: disk.url("in"))
-    // Room for a few outputs, not for all: some may finish (and their originals go).
-    try disk.fill(leaving: 24 * 1024)
+    func fillIn() throws {
+      try FileManager.default.createDirectory(
+        atPath: disk.url("in"), withIntermediateDirectories: true)
+      for index in 0..<50 {
+        try Data(Self.halfCompressible(index)).write(
+          to: URL(fileURLWithPath: disk.url("in/f\(index)")))
+      }
+    }
+    try fillIn()
+    try disk.fill(leaving: 60 * 1024)
+    let gzip = try Shell.run("/bin/gzip", ["-r", disk.url("in")])
+    #expect(gzip.status == 0, "gzip -r: \(gzip.stderrText)")
+    #expect(TemporaryFolder.files(in: disk.url("in")).allSatisfy { $0.hasSuffix(".gz") })
+    try FileManager.default.removeItem(atPath: disk.url("in"))
+    try fillIn()
+
+    let result = try SqueezeBinary.run(["--rm", disk.url("in")])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(result.stderrText.isEmpty, "\(result.stderrText)")
+    for index in 0..<50 {
+      let path = disk.url("in/f\(index)")
+      #expect(!FileManager.default.fileExists(atPath: path), "\(path)")
+      #expect(try SystemGzip.decompress(path + ".gz") == Self.halfCompressible(index))
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: disk.url("in")).isEmpty)
+  }
+
+  /// `--rm` where the outputs do not all fit even so (incompressible files: each output is
+  /// a little larger than its source): the run goes as far as `gzip -r` does, then stops
+  /// once, with no original gone without its whole output; the re-run after making room
+  /// does the rest.
+  @Test func withRmNoOriginalGoesWithoutItsWholeOutput() throws {
+    let disk = try SmallDisk("full-rm", size: "5200k")
+    defer { disk.unmount() }
+    try Self.writeFiles(50, bytes: 102_400, into: disk.url("in"))
+    let gzip = try Shell.run("/bin/gzip", ["-r", disk.url("in")])
+    #expect(gzip.status == 1, "gzip -r: \(gzip.stderrText)")
+    let byGzip = TemporaryFolder.files(in: disk.url("in")).filter { $0.hasSuffix(".gz") }.count
+    try FileManager.default.removeItem(atPath: disk.url("in"))
+    try Self.writeFiles(50, bytes: 102_400, into: disk.url("in"))
+
     let stopped = try SqueezeBinary.run(["--rm", disk.url("in")])
     Self.expectStoppedOnce(stopped, fileSystem: disk.path)
-    let (originals, _) = try Self.expectNothingLost(
-      150, bytes: 3000, in: disk.url("in"), originalsMayGo: true)
-    #expect(originals > 100, "the run stopped early: \(originals) originals kept")
+    let (originals, outputs) = try Self.expectNothingLost(
+      50, bytes: 102_400, in: disk.url("in"), originalsMayGo: true)
+    #expect(originals + outputs == 50, "an original beside its output: \(originals), \(outputs)")
+    #expect(outputs >= byGzip - 1, "squeeze did \(outputs), gzip -r \(byGzip)")
 
     try disk.makeRoom()
     let rerun = try SqueezeBinary.run(["--rm", disk.url("in")])
     #expect(rerun.status == 0, "\(rerun.stderrText)")
-    let (left, outputs) = try Self.expectNothingLost(
-      150, bytes: 3000, in: disk.url("in"), originalsMayGo: true)
-    #expect(left == 0 && outputs == 150)
+    let (left, done) = try Self.expectNothingLost(
+      50, bytes: 102_400, in: disk.url("in"), originalsMayGo: true)
+    #expect(left == 0 && done == 50)
   }
 
   @Test func aRestoreStopsOnceAndARerunAfterMakingRoomFinishes() throws {

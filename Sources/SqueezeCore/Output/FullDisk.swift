@@ -10,7 +10,9 @@ import SqueezeSystem
 /// removes no original whose output is not whole. The run then says it once (``message(notDone:)``),
 /// prints its summary as an interrupted run does, and exits with
 /// ``ExitStatus/outOfSpace``. gzip and pigz also stop at their first failed write; rsync
-/// stops with its status 11.
+/// stops with its status 11. With `--rm` the run first lets the files in flight remove
+/// their sources, as `gzip -r` frees room as it goes, and tries the file once more
+/// (``ParallelCompressor``); it stops only when that file does not fit even then.
 struct FullDisk: Sendable {
   /// The first file whose output failed, as the user would write it; nil when what could
   /// not be written is the run's own (the task log, a marker, `--json`, `-l`).
