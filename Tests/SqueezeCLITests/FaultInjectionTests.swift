@@ -722,3 +722,41 @@ extension FaultInjectionTests {
     #expect(k > 2, "the run made fewer than 2 syncs")
   }
 }
+
+extension FaultInjectionTests {
+  /// Each sync of a mirror's run fails in turn with `ENOSPC`, the last ones too (before
+  /// `--delete` prunes, and after the links, folders and manifest): the run stops with
+  /// the full-disk status and one line, never 1 (the syncs after the files gave 1 before).
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      SyncMode(name: "mirror", arguments: ["-q", "-o", "out", "src/"]),
+      SyncMode(name: "delete", arguments: ["-q", "--delete", "-o", "out", "src/"]),
+    ])
+  func aFullDiskAtEachSyncOfAMirrorGivesTheFullDiskStatus(mode: SyncMode) throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-full-sync-\(mode.name)")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      try folder.write("src/sub/b.txt", TestData.text(2_000, seed: 2))
+      if mode.name == "delete" {
+        try folder.write("src/gone.txt", TestData.text(1_000, seed: 3))
+        let first = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+        try #require(first.status == 0, "\(first.stderrText)")
+        unlink(folder.url("src/gone.txt"))
+      }
+      let fault = FaultShim.Fault(kind: "sync", at: k, errno: "ENOSPC")
+      let run = try FaultShim.run(mode.arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect(run.result.status == 74, "\(fault): \(run.result.stderrText)")
+      let lines = run.result.stderrText.split(separator: "\n")
+      #expect(lines.count == 1, "\(fault): \(run.result.stderrText)")
+      #expect(lines.first?.contains("(errno 28)") == true, "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      k += 1
+    }
+    #expect(k > 2, "the run made fewer than 2 syncs")
+  }
+}

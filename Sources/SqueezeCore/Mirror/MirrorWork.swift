@@ -140,11 +140,7 @@ struct MirrorWork {
     if results.fullDisk != nil {
       // A link or a further name found no room: the run stops here, as it does when an
       // output finds none (nothing pruned, no folder given its times; the re-run does it).
-      for entry in results.held {
-        entry.replacement.abandon()
-        results.done -= 1
-      }
-      results.held = []
+      abandonHeld(&results)
       return report.lines
     }
     if settings.deletes {
@@ -155,6 +151,13 @@ struct MirrorWork {
       } else if let error = syncError(base) {
         // What this run wrote must be on disk before anything is removed; when that cannot
         // be made sure of, nothing is.
+        if let full = syncFullDisk(error) {
+          // No room: the run stops here, said once (FullDisk), nothing pruned.
+          results.fullDisk = full
+          results.interrupted = true
+          abandonHeld(&results)
+          return report.lines
+        }
         results.deletionsSkipped = true
         report.lines.append(
           "squeeze: deletions skipped: cannot sync '\(settings.plan.mirrorDisplay("").displayString)' to disk: \(error)"
@@ -212,9 +215,33 @@ struct MirrorWork {
       let failure = DiscoveryFailure(
         path: settings.plan.mirrorDisplay(""), cause: "cannot sync to disk: \(error)")
       results.entryFailures.append(failure)
-      report.lines.append("squeeze: \(failure)")
+      if let full = syncFullDisk(error) {
+        // Said once, in the run's full-disk line (status 74).
+        results.fullDisk = full
+      } else {
+        report.lines.append("squeeze: \(failure)")
+      }
     }
     return report.lines
+  }
+
+  /// The full file system when syncing the mirror failed for lack of room (`ENOSPC`,
+  /// `EDQUOT`), or nil.
+  private func syncFullDisk(_ error: SystemError) -> FullDisk? {
+    let mirror = settings.plan.mirrorDisplay("")
+    return FullDisk(
+      path: mirror, error: error,
+      cause: "'\(mirror.displayString)': cannot sync to disk: \(error)")
+  }
+
+  /// Outputs waiting for a folder in the way to give way do not take its place: the run
+  /// stopped. Their temporaries are removed and they are not done after all.
+  private func abandonHeld(_ results: inout RunResults) {
+    for entry in results.held {
+      entry.replacement.abandon()
+      results.done -= 1
+    }
+    results.held = []
   }
 
   /// Syncs the file system holding `folder` (`syncfs(2)`).
