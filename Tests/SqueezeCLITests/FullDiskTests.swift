@@ -347,14 +347,25 @@ struct FullDiskTests {
         "--json -o \(Shell.quote(source.url("J"))) \(Shell.quote(source.url("S/")))"
       ),
       ("the list", "-l \(Shell.quote(source.url("M")))"),
+      (
+        "the --dry-run plan",
+        "--dry-run -o \(Shell.quote(source.url("D"))) \(Shell.quote(source.url("S/")))"
+      ),
+      (
+        "the --json summary",
+        "--check --json -o \(Shell.quote(source.url("M"))) \(Shell.quote(source.url("S/")))"
+      ),
     ] {
       let result = try Shell.sh(
         "exec \(binary) \(arguments) > \(Shell.quote(disk.url("results")))")
       #expect(result.status == 74, "\(what): \(result.stderrText)")
+      let lines = result.stderrText.split(separator: "\n")
       #expect(
-        result.stderrText
-          == "squeeze: \(disk.path): no space left on device: cannot write \(what) to standard output: No space left on device (errno 28)\n"
+        lines.first
+          == "squeeze: \(disk.path): no space left on device: cannot write \(what) to standard output: No space left on device (errno 28)"
       )
+      // The dry run's own summary follows its plan, as on any dry run.
+      #expect(lines.count == (what == "the --dry-run plan" ? 2 : 1), "\(result.stderrText)")
     }
     #expect(TemporaryFolder.files(in: source.url("J")).count == 10)
   }

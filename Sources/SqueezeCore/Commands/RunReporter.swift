@@ -167,7 +167,8 @@ final class RunReporter {
         results: results, discovery: reported, wallSeconds: wallSeconds, cpuSeconds: cpuSeconds,
         hangs: HangReport(), plan: steps)
     } else {
-      written = DryRun.write(steps, to: stdout)
+      let plan = DryRun.write(steps, to: stdout)
+      written = recordResults(plan)
     }
     if verbosity > .quiet {
       stderr.write(
@@ -176,6 +177,14 @@ final class RunReporter {
           keptForeign: deletions?.keptForeign ?? 0))
     }
     return written
+  }
+
+  /// Notes what writing results came to (``resultsFoundNoRoom``).
+  ///
+  /// - Returns: true when they were written.
+  func recordResults(_ written: ResultsWrite) -> Bool {
+    if written == .outOfSpace { resultsFoundNoRoom = true }
+    return written.succeeded
   }
 
   /// Prints the `--json` object on stdout; reports on stderr (and returns false) when it
@@ -195,10 +204,9 @@ final class RunReporter {
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
       // After a full disk stopped the run, its one line has said so already.
-      let written = stdout.writeResults(
-        text, what: "the --json summary", quietWhenFull: results.fullDisk != nil)
-      if written == .outOfSpace { resultsFoundNoRoom = true }
-      return written.succeeded
+      return recordResults(
+        stdout.writeResults(
+          text, what: "the --json summary", quietWhenFull: results.fullDisk != nil))
     } catch {
       self.error("\(error)")
       return false
