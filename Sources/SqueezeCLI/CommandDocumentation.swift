@@ -200,7 +200,7 @@ extension CommandDocumentation {
         ("64", "Usage error."),
         (
           "74",
-          "Stopped because an output's file system is full or over quota (ENOSPC, EDQUOT): said once, files in flight ended, nothing lost; make room and run again.",
+          "Stopped because a file system squeeze writes to (outputs, links, the task log, --json, -l) is full or over quota (ENOSPC, EDQUOT): said once, files in flight ended, nothing lost; make room and run again.",
         ),
         (
           "130, 143, 129",

@@ -169,7 +169,7 @@ enum OptionTable {
     OptionDefinition(
       group: .output, short: nil, long: "rm",
       help:
-        "Remove each original once its output is on disk under its final name, its folder synced, and verified by decompressing it.",
+        "Remove each original once its output is on disk under its final name, its folder synced, and verified by decompressing it. On a full disk, the originals of outputs in flight go first and the file that found no room is tried once more.",
       apply: { options, _, _ in options.removeSources = true }),
     OptionDefinition(
       group: .output, short: nil, long: "delete",

@@ -36,7 +36,7 @@ package struct TextOutput: Sendable {
   ///
   /// - Throws: ``SystemError`` from `write(2)` (a full disk behind a redirection, a closed
   ///   pipe).
-  func writeChecked(_ text: String) throws(SystemError) {
+  package func writeChecked(_ text: String) throws(SystemError) {
     try writeAll(Array(text.utf8), to: descriptor)
   }
 

@@ -32,6 +32,8 @@ package final class TaskLog: Sendable {
   private let pending = Lock(Pending())
   /// The first write error, reported once at the end.
   private let writeError = Lock<SystemError?>(nil)
+  /// Called with the first write error, on the thread that met it (``whenAWriteFails(_:)``).
+  private let writeFailureHandler = Lock<(@Sendable (SystemError) -> Void)?>(nil)
 
   /// The log's schema version, written in `start`. Schema 1 (no `schema` key) had no
   /// threads, reasons or chunks; schema 2 named threads only by the kernel's 15 bytes;
@@ -463,8 +465,22 @@ package final class TaskLog: Sendable {
     do {
       try writeAll(bytes, to: descriptor)
     } catch {
-      writeError.withLock { if $0 == nil { $0 = error } }
+      let first = writeError.withLock { written -> Bool in
+        guard written == nil else { return false }
+        written = error
+        return true
+      }
+      if first, let handler = writeFailureHandler.withLock({ $0 }) { handler(error) }
     }
+  }
+
+  /// Calls `handler` with the first error writing the log meets, on the thread that met it
+  /// (the sampler's, or the caller of ``flush(threshold:)``), once: a run stops there when
+  /// its log's file system is full, as it does for an output.
+  ///
+  /// - Parameter handler: takes the error (`ENOSPC`, `EIO`, `EPIPE`…); it must not block.
+  package func whenAWriteFails(_ handler: @escaping @Sendable (SystemError) -> Void) {
+    writeFailureHandler.withLock { $0 = handler }
   }
 
   /// The first error writing the log hit, if any.

@@ -682,3 +682,81 @@ extension FaultInjectionTests {
     #expect(third.stdoutText.contains(#""linked":2"#), "\(third.stdoutText)")
   }
 }
+
+extension FaultInjectionTests {
+  /// `--rm` tries a file that found no room again once the outputs in flight have freed
+  /// their sources' room. Each sync of such a run fails in turn with `ENOSPC`: the run
+  /// ends with 0 and every source gone with its whole output (the retry got past it), or
+  /// stops with 74, a source kept beside each output whose removal was not made sure of. A
+  /// retry of the file whose folder could not be synced found its output in place and kept
+  /// its source, with status 0.
+  @Test(.enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"))
+  func withRmAFullDiskAtEachSyncEndsDoneOrStopped() throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-rm-sync")
+      let files = ["a.txt", "sub/b.txt", "sub/c.txt"]
+      for (index, name) in files.enumerated() {
+        try folder.write("src/\(name)", TestData.text(2_000, seed: UInt64(index + 1)))
+      }
+      let fault = FaultShim.Fault(kind: "sync", at: k, errno: "ENOSPC")
+      let run = try FaultShim.run(["-q", "--rm", "src"], in: folder, failing: fault)
+      if !run.fired { break }
+      #expect([0, 74].contains(run.result.status), "\(fault): \(run.result.stderrText)")
+      for (index, name) in files.enumerated() {
+        let source = folder.url("src/\(name)")
+        let output = source + ".gz"
+        if run.result.status == 0 {
+          #expect(!FileManager.default.fileExists(atPath: source), "\(fault): \(name) kept")
+        }
+        if FileManager.default.fileExists(atPath: output) {
+          #expect(
+            try SystemGzip.decompress(output) == TestData.text(2_000, seed: UInt64(index + 1)))
+        } else {
+          #expect(FileManager.default.fileExists(atPath: source), "\(fault): \(name) lost")
+        }
+      }
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      k += 1
+    }
+    #expect(k > 2, "the run made fewer than 2 syncs")
+  }
+}
+
+extension FaultInjectionTests {
+  /// Each sync of a mirror's run fails in turn with `ENOSPC`, the last ones too (before
+  /// `--delete` prunes, and after the links, folders and manifest): the run stops with
+  /// the full-disk status and one line, never 1 (the syncs after the files gave 1 before).
+  @Test(
+    .enabled(if: FaultShim.canBuild, "needs gcc to build scripts/faults/faultshim.c"),
+    arguments: [
+      SyncMode(name: "mirror", arguments: ["-q", "-o", "out", "src/"]),
+      SyncMode(name: "delete", arguments: ["-q", "--delete", "-o", "out", "src/"]),
+    ])
+  func aFullDiskAtEachSyncOfAMirrorGivesTheFullDiskStatus(mode: SyncMode) throws {
+    var k = 1
+    while true {
+      let folder = TemporaryFolder("fault-full-sync-\(mode.name)")
+      try folder.write("src/a.txt", TestData.text(3_000, seed: 1))
+      try folder.write("src/sub/b.txt", TestData.text(2_000, seed: 2))
+      if mode.name == "delete" {
+        try folder.write("src/gone.txt", TestData.text(1_000, seed: 3))
+        let first = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+        try #require(first.status == 0, "\(first.stderrText)")
+        unlink(folder.url("src/gone.txt"))
+      }
+      let fault = FaultShim.Fault(kind: "sync", at: k, errno: "ENOSPC")
+      let run = try FaultShim.run(mode.arguments, in: folder, failing: fault)
+      if !run.fired { break }
+      #expect(run.result.status == 74, "\(fault): \(run.result.stderrText)")
+      let lines = run.result.stderrText.split(separator: "\n")
+      #expect(lines.count == 1, "\(fault): \(run.result.stderrText)")
+      #expect(lines.first?.contains("(errno 28)") == true, "\(fault): \(run.result.stderrText)")
+      #expect(TemporaryFolder.squeezeTemporaries(under: folder.path) == [], "\(fault)")
+      let again = try SqueezeBinary.run(mode.arguments, currentDirectory: folder.path)
+      #expect(again.status == 0, "\(fault): \(again.stderrText)")
+      k += 1
+    }
+    #expect(k > 2, "the run made fewer than 2 syncs")
+  }
+}

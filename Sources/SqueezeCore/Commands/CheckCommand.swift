@@ -43,6 +43,7 @@ extension RunCommand {
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds)
     if let number = environment.signals.receivedSignal { SignalHandling.reraise(number) }
     let clean = report.findings.isEmpty && failures.isEmpty && !report.interrupted
+    if reporter.resultsFoundNoRoom { return .outOfSpace }
     return clean && written ? .success : .failure
   }
 
@@ -108,14 +109,16 @@ extension RunReporter {
         report: report, discovery: discovery, failures: failures, wallSeconds: wallSeconds,
         cpuSeconds: cpuSeconds, jobs: configuration.jobs)
       do throws(JSONSummary.EncodingFailure) {
-        written = stdout.writeReporting(try summary.encoded(), what: "the --json summary")
+        written = recordResults(
+          stdout.writeResults(try summary.encoded(), what: "the --json summary"))
       } catch {
         self.error("\(error)")
         written = false
       }
     } else if !report.findings.isEmpty {
-      written = stdout.writeReporting(
-        report.findings.map { $0.line + "\n" }.joined(), what: "the --check findings")
+      written = recordResults(
+        stdout.writeResults(
+          report.findings.map { $0.line + "\n" }.joined(), what: "the --check findings"))
     }
     let verbosity = configuration.verbosity
     let show =

@@ -404,18 +404,19 @@ struct DryRun {
   /// Writes the plan's text, a line per step (what `--dry-run` prints on stdout), in pieces
   /// of about 64 KiB: a plan of 100,000 files held its whole text, 30 MB, at once.
   ///
-  /// - Returns: false when a write failed (said on stderr, once).
-  static func write(_ steps: [Step], to output: TextOutput) -> Bool {
+  /// - Returns: what the writes came to; a failed one is said on stderr, once.
+  static func write(_ steps: [Step], to output: TextOutput) -> ResultsWrite {
     var text = ""
     for step in steps {
       text += step.line
       text += "\n"
       if text.utf8.count >= 64 << 10 {
-        guard output.writeReporting(text, what: "the --dry-run plan") else { return false }
+        let written = output.writeResults(text, what: "the --dry-run plan")
+        guard written == .written else { return written }
         text.removeAll(keepingCapacity: true)
       }
     }
-    return text.isEmpty || output.writeReporting(text, what: "the --dry-run plan")
+    return text.isEmpty ? .written : output.writeResults(text, what: "the --dry-run plan")
   }
 
   /// The summary line (stderr): `squeeze: dry run: 2 would be compressed, …; nothing was

@@ -5,7 +5,8 @@ package enum ExitStatus: Int32, Sendable {
   /// At least one file failed (the rest were still done), including a path that does not
   /// exist.
   case failure = 1
-  /// The run stopped because an output's file system had no room left (`ENOSPC`, or
+  /// The run stopped because a file system it writes to (an output's, a mirror link's, the
+  /// task log's, standard output's for `--json` and `-l`) had no room left (`ENOSPC`, or
   /// `EDQUOT` for a used-up quota): files not started were not done, nothing was lost.
   /// `EX_IOERR` from sysexits.h ("an error occurred while doing I/O on some file"), a status
   /// of its own so a cron script can tell "make room and run again" from failed files; it

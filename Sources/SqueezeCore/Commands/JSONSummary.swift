@@ -118,8 +118,8 @@ extension JSONSummary: Encodable {
     if let fullDisk = results.fullDisk {
       try object.encode(
         DiskFull(
-          fileSystem: FullDisk.fileSystem(of: fullDisk.output), cause: fullDisk.error.description,
-          first: fullDisk.file.displayString,
+          fileSystem: fullDisk.fileSystem, cause: fullDisk.error.description,
+          first: (fullDisk.file ?? fullDisk.output).displayString,
           notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results)),
         forKey: .diskFull)
     } else {

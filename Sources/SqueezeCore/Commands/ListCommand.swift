@@ -105,8 +105,11 @@ package struct ListCommand {
       : Self.table(
         entries, rowsOnly: configuration.verbosity <= .quiet,
         verbose: configuration.verbosity >= .verbose)
-    let written = TextOutput.standardOutput.writeReporting(text, what: "the list")
-    return failed || !written ? .failure : .success
+    switch TextOutput.standardOutput.writeResults(text, what: "the list") {
+    case .outOfSpace: return .outOfSpace
+    case .failed: return .failure
+    case .written: return failed ? .failure : .success
+    }
   }
 
   /// Decodes a whole gzip stream and measures it.

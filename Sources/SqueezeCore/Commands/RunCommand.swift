@@ -150,7 +150,7 @@ package struct RunCommand {
           settings.resumesSnapshot = true
         }
       } catch {
-        return refuse("\(error)")
+        return refuse("\(error)", fullDisk: error.fullDisk)
       }
       discovery.excludedFolders.formUnion(
         Self.identities(of: settings.linkDestinations, bases: environment.bases))
@@ -159,7 +159,7 @@ package struct RunCommand {
       environment: environment, settings: settings, discovery: discovery,
       mirrorBase: mirrorBase)
     if let mirrorBase, let refusal = archiveCheck(prepared, mirror: mirrorBase, output: output) {
-      return refuse(refusal)
+      return refuse(refusal.cause, fullDisk: refusal.fullDisk)
     }
     return .success(prepared)
   }
@@ -239,6 +239,11 @@ package struct RunCommand {
       cpus: configuration.cpus.count, level: configuration.level, engine: configuration.engine,
       files: totals.files, bytes: totals.bytes, chunkSize: configuration.chunkSize)
     environment.diagnostics.stallMainActorIfAsked()
+    // A task log whose file system is full stops the run as an output would (FullDisk).
+    let stopper = environment.stopper
+    environment.diagnostics.log?.whenAWriteFails { error in
+      if error.isOutOfSpace { stopper.stop() }
+    }
     if folders?.fullDisk != nil {
       // No room for the mirror's folders: no file starts, as after a full-disk failure.
       environment.stopper.stop()
@@ -248,6 +253,11 @@ package struct RunCommand {
     if results.fullDisk == nil, let fullDisk = folders?.fullDisk {
       results.fullDisk = fullDisk
       results.interrupted = true
+    }
+    if results.fullDisk == nil, results.interrupted, environment.signals.receivedSignal == nil,
+      let log = environment.diagnostics.log, let fullDisk = Self.fullDisk(writing: log)
+    {
+      results.fullDisk = fullDisk
     }
     if results.interrupted {
       // Outputs waiting for a folder in the way to give way will not take its place now.
@@ -301,26 +311,31 @@ package struct RunCommand {
     let environment = prepared.environment
     let hangs = environment.diagnostics.end(
       files: execution.totals.files, results: execution.results)
-    // A log asked for and not written is a failure, as an unwritable --json is.
+    // A log asked for and not written is a failure, as an unwritable --json is; a log
+    // whose file system is full ends the run as a full disk does, said once.
     var logWritten = true
+    var results = execution.results
     if let log = environment.diagnostics.log, let error = log.firstWriteError {
-      reporter.error("cannot write task log '\(log.path.displayString)': \(error)")
-      logWritten = false
+      if let fullDisk = Self.fullDisk(writing: log) {
+        if results.fullDisk == nil { results.fullDisk = fullDisk }
+      } else {
+        reporter.error("cannot write task log '\(log.path.displayString)': \(error)")
+        logWritten = false
+      }
     }
-    let fullDisk = execution.results.fullDisk
+    let fullDisk = results.fullDisk
     if let fullDisk, environment.signals.receivedSignal == nil {
       reporter.error(
         fullDisk.message(
-          notDone: FullDisk.notDone(
-            selected: discovery.files.files.count, results: execution.results)))
+          notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results)))
     }
     let succeeded = reporter.summarize(
-      results: execution.results, discovery: discovery,
+      results: results, discovery: discovery,
       failures: discovery.failures + plan.failures + execution.unusableFolders,
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds, hangs: hangs,
-      interrupted: environment.signals.receivedSignal != nil || fullDisk != nil)
+      interrupted: environment.signals.receivedSignal != nil || results.interrupted)
     if let number = environment.signals.receivedSignal { SignalHandling.reraise(number) }
-    if fullDisk != nil { return .outOfSpace }
+    if fullDisk != nil || reporter.resultsFoundNoRoom { return .outOfSpace }
     return succeeded && logWritten ? .success : .failure
   }
 
@@ -353,10 +368,20 @@ package struct RunCommand {
       failures: failures, deletions: deletions,
       wallSeconds: environment.wallSeconds, cpuSeconds: environment.cpuSeconds)
     _ = environment.diagnostics.end(files: 0, results: RunResults())
+    if reporter.resultsFoundNoRoom { return .outOfSpace }
     return failures.isEmpty && written ? .success : .failure
   }
 
   // MARK: - Helpers
+
+  /// The full file system that kept the task log from being written, or nil when it was
+  /// written or failed for another reason.
+  static func fullDisk(writing log: TaskLog) -> FullDisk? {
+    guard let error = log.firstWriteError else { return nil }
+    return FullDisk(
+      path: log.path, error: error,
+      cause: "cannot write task log '\(log.path.displayString)': \(error)")
+  }
 
   /// Ends a run that stops before its work: closes the diagnostics and prints `--json`
   /// naming `failure` (and `fullDisk`, when a full file system is why).
@@ -371,35 +396,48 @@ package struct RunCommand {
     reporter.stoppedEarly(
       failure: failure, fullDisk: fullDisk, wallSeconds: environment.wallSeconds,
       cpuSeconds: environment.cpuSeconds)
-    return fullDisk == nil ? .failure : .outOfSpace
+    return fullDisk == nil && !reporter.resultsFoundNoRoom ? .failure : .outOfSpace
   }
 
   /// The archive marker's part (``ArchiveMarker``): `--delete` refuses a marked mirror;
   /// `--rm -o` marks the mirror before it removes any source.
   ///
-  /// - Returns: why the run must stop, or nil.
+  /// - Returns: why the run must stop (and the full file system, when the marker found no
+  ///   room), or nil.
   @MainActor
-  private func archiveCheck(_ prepared: PreparedRun, mirror: Int32, output: RawPath) -> String? {
+  private func archiveCheck(_ prepared: PreparedRun, mirror: Int32, output: RawPath) -> (
+    cause: String, fullDisk: FullDisk?
+  )? {
     let settings = prepared.settings
     let marker = output.trimmingTrailingSlashes.appending(ArchiveMarker.name).displayString
     if settings.deletes {
       do throws(SystemError) {
         if try ArchiveMarker.isPresent(in: mirror) {
-          return
-            "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(marker)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done"
+          return (
+            "'\(output.displayString)' is an archive: '--rm -o' moved files into it ('\(marker)' says so), and --delete would remove the only copies of files whose originals are gone; nothing was done",
+            nil
+          )
         }
       } catch {
         // Pruning an archive would remove the only copies of files: not knowing is a no.
-        return
-          "cannot tell whether '\(output.displayString)' is an archive: cannot examine '\(marker)': \(error); nothing was done"
+        return (
+          "cannot tell whether '\(output.displayString)' is an archive: cannot examine '\(marker)': \(error); nothing was done",
+          nil
+        )
       }
     }
     if settings.removesSources && settings.operation == .compress && !configuration.dryRun {
       do {
         try ArchiveMarker.leave(in: mirror, namer: prepared.environment.namer)
       } catch {
-        return
+        let cause =
           "cannot mark '\(output.displayString)' as an archive of removed originals ('\(ArchiveMarker.name.displayString)'): \(error); nothing was done"
+        return (
+          cause,
+          FullDisk(
+            path: output.trimmingTrailingSlashes.appending(ArchiveMarker.name), error: error,
+            cause: cause)
+        )
       }
     }
     return nil

@@ -14,6 +14,9 @@ final class RunReporter {
   let stderr: TextOutput
   /// Where results go (`--json`, the dry run's plan).
   let stdout: TextOutput
+  /// True once `--json` could not be written because standard output's file system is
+  /// full or over quota: the run ends with ``ExitStatus/outOfSpace``.
+  private(set) var resultsFoundNoRoom = false
 
   /// A reporter for a run configured as `configuration`.
   init(
@@ -164,7 +167,8 @@ final class RunReporter {
         results: results, discovery: reported, wallSeconds: wallSeconds, cpuSeconds: cpuSeconds,
         hangs: HangReport(), plan: steps)
     } else {
-      written = DryRun.write(steps, to: stdout)
+      let plan = DryRun.write(steps, to: stdout)
+      written = recordResults(plan)
     }
     if verbosity > .quiet {
       stderr.write(
@@ -173,6 +177,14 @@ final class RunReporter {
           keptForeign: deletions?.keptForeign ?? 0))
     }
     return written
+  }
+
+  /// Notes what writing results came to (``resultsFoundNoRoom``).
+  ///
+  /// - Returns: true when they were written.
+  func recordResults(_ written: ResultsWrite) -> Bool {
+    if written == .outOfSpace { resultsFoundNoRoom = true }
+    return written.succeeded
   }
 
   /// Prints the `--json` object on stdout; reports on stderr (and returns false) when it
@@ -191,7 +203,10 @@ final class RunReporter {
     summary.limitsDeletions = configuration.files.maxDeletions != nil
     do throws(JSONSummary.EncodingFailure) {
       let text = try summary.encoded()
-      return stdout.writeReporting(text, what: "the --json summary")
+      // After a full disk stopped the run, its one line has said so already.
+      return recordResults(
+        stdout.writeResults(
+          text, what: "the --json summary", quietWhenFull: results.fullDisk != nil))
     } catch {
       self.error("\(error)")
       return false

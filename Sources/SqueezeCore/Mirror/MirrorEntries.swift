@@ -80,10 +80,26 @@ struct MirrorEntries {
       made[location.relativePath] = identity
     }
 
+    /// Records that the entry of `path` failed, with a line for stderr; when its file
+    /// system is full, no line: the run stops there (``RunResults/fullDisk``) and says so
+    /// once, as for a file.
+    ///
+    /// - Parameter isLink: the entry is a symbolic link, not a file: one more entry not
+    ///   done when it stops the run.
     mutating func fail(
-      _ path: RawPath, _ failure: FileFailure, results: inout RunResults
+      _ path: RawPath, _ failure: FileFailure, results: inout RunResults, isLink: Bool = false
     ) {
       results.failures.append((path, failure))
+      if var full = FullDisk(file: path, failure: failure) {
+        if results.fullDisk == nil {
+          // A link or a further hard-link name: not a file the plan counts as failed.
+          full.failedFiles = 0
+          results.fullDisk = full
+          results.interrupted = true
+        }
+        if isLink { results.fullDisk?.entriesNotDone += 1 }
+        return
+      }
       lines.append("squeeze: \(path.displayString): \(failure)")
     }
   }
@@ -99,6 +115,11 @@ struct MirrorEntries {
         []
     var held: [HeldReplacement] = []
     for planned in plan.links {
+      if results.fullDisk != nil {
+        // The run stopped at a link that found no room: the rest are not made.
+        results.fullDisk?.entriesNotDone += 1
+        continue
+      }
       let link = list.links[planned.link]
       guard plan.isUsable(directory: link.directory),
         let location = settings.plan.mirrorLocation(
@@ -129,7 +150,7 @@ struct MirrorEntries {
               report.made(location, .link, target: list.target(of: link))
               if verbose { report.lines.append("\(source.displayString): up to date") }
             } else {
-              report.fail(source, .outputAppeared(display), results: &results)
+              report.fail(source, .outputAppeared(display), results: &results, isLink: true)
             }
             continue
           }
@@ -158,17 +179,25 @@ struct MirrorEntries {
               temporary: try temporaryLink(link, beside: location), final: location,
               display: display, removal: nil))
         case .folderInTheWay:
-          report.fail(source, .folderNotEmpty(display), results: &results)
+          report.fail(source, .folderNotEmpty(display), results: &results, isLink: true)
         case .foreign:
-          report.fail(source, settings.foreignOutputFailure(display), results: &results)
+          report.fail(
+            source, settings.foreignOutputFailure(display), results: &results, isLink: true)
         case .inTheWay(let kind):
-          report.fail(source, .outputInTheWay(display, kind), results: &results)
+          report.fail(source, .outputInTheWay(display, kind), results: &results, isLink: true)
         }
       } catch {
-        report.fail(source, .cannotCreateOutput(display, error), results: &results)
+        report.fail(source, .cannotCreateOutput(display, error), results: &results, isLink: true)
       }
     }
     guard !replacing.isEmpty || !held.isEmpty else { return held }
+    if results.fullDisk != nil {
+      // Stopped: the links made under temporary names are not put in place.
+      for entry in replacing { try? entry.temporary.remove() }
+      for entry in held { entry.abandon() }
+      results.fullDisk?.entriesNotDone += replacing.count + held.count
+      return []
+    }
     do throws(SystemError) {
       try Descriptor.syncFileSystem(base)
     } catch {
@@ -177,7 +206,7 @@ struct MirrorEntries {
         report.fail(
           entry.source,
           .cannotPublish(settings.plan.mirrorDisplay(entry.final.relativePath), .sync, error),
-          results: &results)
+          results: &results, isLink: true)
       }
       for entry in held { try? entry.temporary.remove() }
       return []
@@ -193,7 +222,8 @@ struct MirrorEntries {
         }
       } catch {
         try? entry.temporary.remove()
-        report.fail(entry.source, .cannotPublish(display, .rename, error), results: &results)
+        report.fail(
+          entry.source, .cannotPublish(display, .rename, error), results: &results, isLink: true)
       }
     }
     return held
@@ -264,6 +294,8 @@ struct MirrorEntries {
     results: inout RunResults, report: inout Report
   ) {
     for follower in plan.followers {
+      // The run stopped for a full disk: the names left are files not done.
+      if results.fullDisk != nil { return }
       if let leaders, !leaders.contains(follower.leader) { continue }
       if leaders == nil && waiting.contains(follower.leader) { continue }
       let file = list.files[follower.file]
@@ -367,7 +399,19 @@ struct MirrorEntries {
     _ held: [(file: Int?, source: RawPath, replacement: HeldReplacement)],
     results: inout RunResults, report: inout Report
   ) {
-    for entry in held {
+    for (position, entry) in held.enumerated() {
+      if results.fullDisk != nil {
+        // Stopped: the rest keep their folders, their temporaries removed.
+        for rest in held[position...] {
+          rest.replacement.abandon()
+          if rest.file == nil {
+            results.fullDisk?.entriesNotDone += 1
+          } else {
+            results.done -= 1  // not done after all, nor failed on its own
+          }
+        }
+        return
+      }
       switch entry.replacement.complete() {
       case .replaced:
         if entry.file == nil {

@@ -84,16 +84,21 @@ struct MirrorWork {
   /// writes it only when that changed. A manifest that cannot be read, or a file squeeze did not
   /// write by that name, is never replaced; a damaged one is replaced whole.
   ///
-  /// - Returns: the failure when the manifest cannot be read or written.
-  func record(_ made: [RawPath: EntryIdentity]) -> DiscoveryFailure? {
+  /// - Returns: the failure when the manifest cannot be read or written, with the full
+  ///   file system when it found no room.
+  func record(_ made: [RawPath: EntryIdentity]) -> (failure: DiscoveryFailure, fullDisk: FullDisk?)?
+  {
     let reading = MirrorManifest.read(in: base)
     var current: MirrorManifest? = nil
     switch reading {
     case .read(let manifest): current = manifest
     case .absent, .unusable(.damaged): break
     case .unusable(let error):
-      return DiscoveryFailure(
-        path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+      return (
+        DiscoveryFailure(
+          path: manifestDisplay, cause: "\(error); the entries made now are not recorded"),
+        nil
+      )
     }
     // What this run made or found is recorded as it saw it (an entry replaced since has
     // another identity, so its record never matches it); only older entries are looked at
@@ -106,11 +111,18 @@ struct MirrorWork {
     // commits the file system before the rename: only what is on disk is recorded.
     TemporaryCleaner(namer: namer).cleanOnce(
       folderOf: RelativeLocation(base: base, directory: "", name: MirrorManifest.name))
-    do {
+    do throws(ManifestError) {
       try kept.write(in: base, namer: namer)
     } catch {
-      return DiscoveryFailure(
+      let failure = DiscoveryFailure(
         path: manifestDisplay, cause: "\(error); the entries made now are not recorded")
+      guard case .cannotWrite(_, let cause) = error else { return (failure, nil) }
+      return (
+        failure,
+        FullDisk(
+          path: manifestDisplay, error: cause,
+          cause: "'\(manifestDisplay.displayString)': \(error)")
+      )
     }
     return nil
   }
@@ -125,6 +137,12 @@ struct MirrorWork {
     let heldFiles = results.held
     let waiting = Set(heldFiles.map(\.file))
     writer.linkFollowers(plan, waiting: waiting, results: &results, report: &report)
+    if results.fullDisk != nil {
+      // A link or a further name found no room: the run stops here, as it does when an
+      // output finds none (nothing pruned, no folder given its times; the re-run does it).
+      abandonHeld(&results)
+      return report.lines
+    }
     if settings.deletes {
       if walkErrors > 0 {
         results.deletionsSkipped = true
@@ -133,6 +151,13 @@ struct MirrorWork {
       } else if let error = syncError(base) {
         // What this run wrote must be on disk before anything is removed; when that cannot
         // be made sure of, nothing is.
+        if let full = syncFullDisk(error) {
+          // No room: the run stops here, said once (FullDisk), nothing pruned.
+          results.fullDisk = full
+          results.interrupted = true
+          abandonHeld(&results)
+          return report.lines
+        }
         results.deletionsSkipped = true
         report.lines.append(
           "squeeze: deletions skipped: cannot sync '\(settings.plan.mirrorDisplay("").displayString)' to disk: \(error)"
@@ -163,12 +188,19 @@ struct MirrorWork {
     if !waiting.isEmpty {
       writer.linkFollowers(plan, leaders: waiting, results: &results, report: &report)
     }
+    if results.fullDisk != nil { return report.lines }
     // Before the folders get their sources' times: writing the manifest changes the top's.
     if settings.operation == .compress,
       let failure = record(plan.made.merging(report.made) { _, later in later })
     {
-      results.entryFailures.append(failure)
-      report.lines.append("squeeze: \(failure)")
+      results.entryFailures.append(failure.failure)
+      if let full = failure.fullDisk {
+        // No room for the manifest: the run stops here, said once.
+        results.fullDisk = full
+        results.interrupted = true
+        return report.lines
+      }
+      report.lines.append("squeeze: \(failure.failure)")
     }
     let unfinished = folders.finalize(plan)
     for (_, failure) in unfinished {
@@ -183,9 +215,33 @@ struct MirrorWork {
       let failure = DiscoveryFailure(
         path: settings.plan.mirrorDisplay(""), cause: "cannot sync to disk: \(error)")
       results.entryFailures.append(failure)
-      report.lines.append("squeeze: \(failure)")
+      if let full = syncFullDisk(error) {
+        // Said once, in the run's full-disk line (status 74).
+        results.fullDisk = full
+      } else {
+        report.lines.append("squeeze: \(failure)")
+      }
     }
     return report.lines
+  }
+
+  /// The full file system when syncing the mirror failed for lack of room (`ENOSPC`,
+  /// `EDQUOT`), or nil.
+  private func syncFullDisk(_ error: SystemError) -> FullDisk? {
+    let mirror = settings.plan.mirrorDisplay("")
+    return FullDisk(
+      path: mirror, error: error,
+      cause: "'\(mirror.displayString)': cannot sync to disk: \(error)")
+  }
+
+  /// Outputs waiting for a folder in the way to give way do not take its place: the run
+  /// stopped. Their temporaries are removed and they are not done after all.
+  private func abandonHeld(_ results: inout RunResults) {
+    for entry in results.held {
+      entry.replacement.abandon()
+      results.done -= 1
+    }
+    results.held = []
   }
 
   /// Syncs the file system holding `folder` (`syncfs(2)`).

@@ -35,6 +35,15 @@ enum SnapshotError: Error, Equatable, CustomStringConvertible {
   /// The marker of an unfinished snapshot could not be written.
   case cannotMark(RawPath, SystemError)
 
+  /// The full file system when the marker found no room (`ENOSPC`, `EDQUOT`): the run
+  /// ends with ``ExitStatus/outOfSpace``; nil for every other refusal.
+  var fullDisk: FullDisk? {
+    guard case .cannotMark(let path, let error) = self else { return nil }
+    return FullDisk(
+      path: path.trimmingTrailingSlashes.appending(SnapshotMarker.name), error: error,
+      cause: description)
+  }
+
   var description: String {
     switch self {
     case .notEmpty(let path):

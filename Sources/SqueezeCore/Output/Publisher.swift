@@ -127,6 +127,8 @@ final class Publisher: Sendable {
     /// The registered file systems whose `syncfs` commits nothing (FUSE): their temporaries
     /// and folders are synced one by one.
     var hollowSyncDevices: Set<UInt64> = []
+    /// Resumed when the thread next finds nothing pending (``drain()``).
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
   }
 
   private let state = Lock(State())
@@ -249,6 +251,20 @@ final class Publisher: Sendable {
 
   private var isClosed: Bool { state.withLock { $0.closed } }
 
+  /// Returns once every request handed in so far is done (published or failed) and its
+  /// completion has run: with `--rm`, the sources of the outputs published are removed.
+  /// The thread goes on afterwards; requests may be handed in again.
+  func drain() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let now = state.withLock { state -> Bool in
+        if state.closed || (state.pending.isEmpty && state.threadIsIdle) { return true }
+        state.idleWaiters.append(continuation)
+        return false
+      }
+      if now { continuation.resume() }
+    }
+  }
+
   /// Publishes whatever is pending, commits the renames to disk, and stops the thread;
   /// returns when it has.
   ///
@@ -276,7 +292,7 @@ final class Publisher: Sendable {
     while true {
       enum Next {
         case batch
-        case sleep
+        case sleep([CheckedContinuation<Void, Never>])
         case finish(CheckedContinuation<SystemError?, Never>?)
       }
       let next = state.withLock { state -> Next in
@@ -286,7 +302,8 @@ final class Publisher: Sendable {
         }
         if state.closed { return .finish(state.shutdownWaiter) }
         state.threadIsIdle = true
-        return .sleep
+        defer { state.idleWaiters = [] }
+        return .sleep(state.idleWaiters)
       }
       switch next {
       case .batch:
@@ -301,7 +318,8 @@ final class Publisher: Sendable {
         publishBatch(batch)
         batch.removeAll(keepingCapacity: true)
         afterEachBatch()
-      case .sleep:
+      case .sleep(let drained):
+        for waiter in drained { waiter.resume() }
         wakeup.wait()
       case .finish(let waiter):
         let failure = stopRequested.isSet ? nil : syncAll(devices: nil).values.first
@@ -310,6 +328,11 @@ final class Publisher: Sendable {
           return Array(state.syncDescriptors.values)
         }
         for descriptor in descriptors { Descriptor.close(descriptor) }
+        let drained = state.withLock { state in
+          defer { state.idleWaiters = [] }
+          return state.idleWaiters
+        }
+        for waiting in drained { waiting.resume() }
         waiter?.resume(returning: failure)
         return
       }

@@ -1,6 +1,7 @@
 import SqueezeEngines
 import SqueezeSystem
 import SqueezeTaskLog
+import Synchronization
 
 // Design of the parallel part (the three roles of the WWDC22 session's File Squeezer: a
 // @MainActor progress reporter, an actor that owns the work, nonisolated compression).
@@ -49,7 +50,11 @@ import SqueezeTaskLog
 // file would fail alike). A stop request (SIGINT, SIGTERM, SIGHUP, or that first full-disk
 // failure) sets the run's stop flag and closes the slots: no new file or chunk starts,
 // running compressions stop at their next chunk and remove their temporaries, and the
-// publisher removes whatever it has not renamed yet. Every continuation
+// publisher removes whatever it has not renamed yet. With `--rm` a full disk pauses the
+// run instead (`paused`): no new file starts, the files in flight finish and are published,
+// their sources removed, which frees room as `gzip -r` does; then the file that failed is
+// tried once more, alone, and the run goes on if it fits, or stops if it does not
+// (`retryAfterFreeing`). Every continuation
 // (slot waits, publication) is resumed exactly once on every path, so the groups always drain.
 
 /// Owns a run's shared bookkeeping (results, counters, the log) and schedules the
@@ -107,8 +112,23 @@ actor ParallelCompressor {
   /// The per-run context every file job reads.
   nonisolated let context: JobContext
 
+  /// Set while a full disk pauses a `--rm` run (``retriesAfterFreeing``): no new file
+  /// starts until the files in flight are published and the failed file is tried again.
+  nonisolated let paused = Atomic<Bool>(false)
+  /// True when no new file may start: the run is stopping, or paused for a full disk.
+  nonisolated var halted: Bool { stop.isSet || paused.load(ordering: .acquiring) }
+  /// `--rm`: a full disk pauses the run to let the sources of whole outputs go, then
+  /// retries the file that failed once, where without `--rm` it stops the run at once.
+  nonisolated var retriesAfterFreeing: Bool { work.settings.removesSources }
+
   /// What happened to each file so far.
   private var results = RunResults()
+  /// With ``retriesAfterFreeing``: the files that have an outcome of their own (done, up
+  /// to date, failed for a cause other than a full disk), by index; empty otherwise.
+  private var concluded: [Bool] = []
+  /// With ``retriesAfterFreeing``: files that failed for a full disk since the last pause,
+  /// in the order they failed, not yet counted as failed.
+  private var awaitingRetry: [(file: Int, failure: FileFailure)] = []
   /// The output of the file done last, named if the run's last commit fails.
   private var lastPublished: MessagePath? = nil
   /// Finished files' outcomes on their way to ``results``.
@@ -209,10 +229,8 @@ actor ParallelCompressor {
     let order = startOrder()
     await recordAlreadyCurrent()
     async let recorded: Void = recordOutcomes()
-    switch strategy.start {
-    case .allAtOnce: await runDetached(order)
-    case .bounded: await runBounded(order)
-    }
+    await start(order)
+    if retriesAfterFreeing { await retryAfterFreeing(order) }
     // Every output is published (or removed) and its outcome posted.
     let lastCommit = await publisher.shutdown()
     context.outputFolders.closeAll()
@@ -222,6 +240,92 @@ actor ParallelCompressor {
     return await finish()
   }
 
+  /// Starts `files` (in that order) as the isolation mode does, and returns when each has
+  /// been worked on and handed to the publisher.
+  private nonisolated func start(_ files: [Int]) async {
+    switch strategy.start {
+    case .allAtOnce: await runDetached(files)
+    case .bounded: await runBounded(files)
+    }
+  }
+
+  /// `--rm` on a full disk: while a file's output found no room (``paused``), waits until
+  /// every output in flight is published and its source removed, then works on the first
+  /// file that failed again, alone: if it fits now the run goes on with the files not done
+  /// (and pauses again at the next full disk); if not, the run stops there, as it does
+  /// without `--rm`. Each pass finishes at least one file or stops, so this ends.
+  ///
+  /// - Parameter order: every file, in start order.
+  private nonisolated func retryAfterFreeing(_ order: [Int]) async {
+    while !stop.isSet {
+      // The last outputs handed over may find no room only now, as they are published.
+      await publisher.drain()
+      guard paused.load(ordering: .acquiring), !stop.isSet else { return }
+      let waiting = await takeRetries()
+      paused.store(false, ordering: .releasing)
+      guard let first = waiting.first else {
+        await start(await notConcluded(order))
+        continue
+      }
+      await start([first.file])
+      await publisher.drain()
+      if let again = await takeRetries().first(where: { $0.file == first.file }) {
+        await giveUp(again.file, again.failure)
+        return
+      }
+      if stop.isSet { return }
+      await start(await notConcluded(order))
+    }
+  }
+
+  /// Records the outcomes posted so far, then hands over (and forgets) the files waiting to
+  /// be tried again.
+  private func takeRetries() -> [(file: Int, failure: FileFailure)] {
+    var batch: [OutcomeChannel.Entry] = []
+    outcomes.drain(into: &batch)
+    for position in batch.indices { record(batch[position].outcome, file: batch[position].file) }
+    defer { awaitingRetry = [] }
+    return awaitingRetry
+  }
+
+  /// The files of `order` without an outcome of their own yet.
+  private func notConcluded(_ order: [Int]) -> [Int] {
+    order.filter { !concluded[$0] }
+  }
+
+  /// File `index` found no room even alone, after the outputs in flight freed what they
+  /// could: it fails, and the run stops for a full disk (``FullDisk``).
+  private func giveUp(_ index: Int, _ failure: FileFailure) {
+    requestStop()
+    results.failures.append((displayPath(of: index), failure))
+    results.failedFiles.insert(index)
+    feed.fileDone(failed: true)
+    if results.fullDisk == nil {
+      results.fullDisk = FullDisk(file: displayPath(of: index), failure: failure)
+    }
+  }
+
+  /// True when `failure`, a full disk, is tried again once room is freed (`--rm`): it left
+  /// no output under the final name. An output in place whose folder could not be synced
+  /// (``Publisher/Step/syncFolder``) is not: trying again would find it there and keep the
+  /// source, so the run stops on it as without `--rm`.
+  nonisolated func retries(_ failure: FileFailure) -> Bool {
+    guard retriesAfterFreeing, failure.outOfSpaceOutput != nil else { return false }
+    if case .cannotPublish(_, .syncFolder, _) = failure { return false }
+    return true
+  }
+
+  /// Stops the run for `failure`, a full disk: at once (``requestStop()``), or when it is
+  /// tried again (``retries(_:)``) pauses it (``paused``) so the files in flight can free
+  /// their sources' room first.
+  nonisolated func stopForFullDisk(_ failure: FileFailure) {
+    if retries(failure) {
+      paused.store(true, ordering: .releasing)
+    } else {
+      requestStop()
+    }
+  }
+
   /// The last commit of the run's renames failed: the outputs published last may not be on
   /// disk under their names, so the run fails, naming the last of them.
   private func failLastCommit(_ error: SystemError) {
@@ -229,6 +333,15 @@ actor ParallelCompressor {
       path: lastPublished?.path ?? "",
       cause: "cannot sync the last outputs' names to disk: \(error)")
     results.entryFailures.append(failure)
+    if error.isOutOfSpace {
+      // A full disk, said once in the run's full-disk line (status 74), not here.
+      if results.fullDisk == nil {
+        results.fullDisk = FullDisk(
+          path: failure.path, error: error,
+          cause: "'\(failure.path.displayString)': \(failure.cause)")
+      }
+      return
+    }
     // Not a file's outcome, so not one the reporter's FileMessages say: the run's own line.
     feed.message("squeeze: \(failure)")
   }
@@ -237,6 +350,7 @@ actor ParallelCompressor {
   /// entry into the actor, before any file starts. Posting each through the outcome channel
   /// queued them all at once: 52 MB of outcomes for a re-run over 100,000 current files.
   private func recordAlreadyCurrent() {
+    if retriesAfterFreeing { concluded = Array(repeating: false, count: work.list.files.count) }
     for index in work.list.files.indices where work.disposition(of: index) == .upToDate {
       record(.alreadyCurrent, file: index)
     }
@@ -282,7 +396,11 @@ actor ParallelCompressor {
       func startBatch() async -> Bool {
         guard !batch.isEmpty else { return true }
         let files = batch.take()
-        guard await slots.acquire(), !stop.isSet else { return false }
+        guard await slots.acquire() else { return false }
+        guard !halted else {
+          slots.release()
+          return false
+        }
         group.addTask { await self.runBatch(files) }
         return true
       }
@@ -290,7 +408,11 @@ actor ParallelCompressor {
         guard !links.isEmpty else { return true }
         let files = links
         links = []
-        guard await slots.acquire(), !stop.isSet else { return false }
+        guard await slots.acquire() else { return false }
+        guard !halted else {
+          slots.release()
+          return false
+        }
         group.addTask { await self.runLinks(files) }
         return true
       }
@@ -305,7 +427,11 @@ actor ParallelCompressor {
           batch.append(index, size: work.list.files[index].size)
           return batch.isFull ? await startBatch() : true
         }
-        guard await slots.acquire(), !stop.isSet else { return false }
+        guard await slots.acquire() else { return false }
+        guard !halted else {
+          slots.release()
+          return false
+        }
         let task = tracker.create(id: index + 1, file: displayPath(of: index))
         group.addTask { await self.run(task, index: index, holding: .slot) }
         return true
@@ -322,7 +448,11 @@ actor ParallelCompressor {
           admitted = bigFileGate.tryAcquire()
         }
         if !admitted { admitted = await bigFileGate.acquire() }
-        guard admitted, !stop.isSet else { return }
+        guard admitted else { return }
+        guard !halted else {
+          bigFileGate.release()
+          return
+        }
         let task = tracker.create(id: index + 1, file: displayPath(of: index))
         group.addTask {
           await self.run(task, index: index, holding: .gate)
@@ -340,7 +470,8 @@ actor ParallelCompressor {
   /// created when its turn comes, and runs at once on the batch's thread.
   private nonisolated func runBatch(_ files: [Int]) async {
     for index in files {
-      if stop.isSet { break }
+      // Files left when the run pauses for a full disk start again afterwards.
+      if halted { break }
       processInBatch(index)
     }
     slots.release()
@@ -396,7 +527,7 @@ actor ParallelCompressor {
     handles.reserveCapacity(order.count)
     for index in order {
       guard await admit(index) else { continue }
-      if stop.isSet { break }
+      if halted { break }
       let task = tracker.create(id: index + 1, file: displayPath(of: index))
       handles.append(
         Task.detached {
@@ -534,7 +665,7 @@ actor ParallelCompressor {
       task.fail(failure.description, file: self.displayPath(of: index))
       // A full file system stops the run at once, here on the worker, so the rest of a
       // batch of small files does not fail alike first; `record` says why (FullDisk).
-      if failure.outOfSpaceOutput != nil { requestStop() }
+      if failure.outOfSpaceOutput != nil { stopForFullDisk(failure) }
     case .done(_, _, _, .failed(let error)?, _):
       task.fail(FileFailure.cannotRemove(error).description, file: self.displayPath(of: index))
     default:
@@ -621,6 +752,16 @@ actor ParallelCompressor {
   ///   - outcome: what happened.
   ///   - index: the file.
   private func record(_ outcome: FileOutcome, file index: Int) {
+    if retriesAfterFreeing {
+      switch outcome {
+      case .failed(let failure) where retries(failure):
+        // Not this file's failure yet: it is tried again once room is freed.
+        awaitingRetry.append((index, failure))
+        return
+      case .failed(.interrupted), .linkFellBack: break
+      default: concluded[index] = true
+      }
+    }
     switch outcome {
     case .done(let bytesIn, let bytesOut, let output, let removal, let held):
       if let held { results.held.append((index, held)) }

@@ -24,7 +24,7 @@ struct DryRunTextTests {
     try #require(descriptor >= 0)
     let written = DryRun.write(steps, to: TextOutput(descriptor: descriptor))
     close(descriptor)
-    #expect(written)
+    #expect(written == .written)
     #expect(String(decoding: try folder.read("plan.txt"), as: UTF8.self) == expected)
   }
 
@@ -34,6 +34,6 @@ struct DryRunTextTests {
     let descriptor = open("/dev/null", O_RDONLY)
     try #require(descriptor >= 0)
     defer { close(descriptor) }
-    #expect(!DryRun.write(steps, to: TextOutput(descriptor: descriptor)))
+    #expect(DryRun.write(steps, to: TextOutput(descriptor: descriptor)) == .failed)
   }
 }
