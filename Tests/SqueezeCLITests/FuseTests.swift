@@ -217,7 +217,7 @@ struct FuseTests {
 
   @Test(
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"),
-    arguments: ["beside", "rm"])
+    arguments: ["beside", "rm", "restore"])
   func eachOutputIsSyncedByItselfBeforeItsLinkAndEachRemovalAfterItsFolder(mode: String) throws {
     let folder = TemporaryFolder("fuse-durability-\(mode)")
     try Bindfs.withMount(in: folder) { mount in
@@ -227,7 +227,16 @@ struct FuseTests {
         try Data(TestData.text(5_000 + index * 700, seed: UInt64(index)))
           .write(to: URL(fileURLWithPath: m + "/f\(index).txt"))
       }
-      let arguments = mode == "rm" ? ["-q", "--rm", m] : ["-q", m]
+      if mode == "restore" {
+        // Restoring beside the .gz files, once the originals are gone.
+        try Self.squeeze(["-q", "--rm", m])
+      }
+      let arguments =
+        switch mode {
+        case "rm": ["-q", "--rm", m]
+        case "restore": ["-q", "-d", m]
+        default: ["-q", m]
+        }
       let trace = folder.url("trace.txt")
       let result = try Shell.run(
         "/usr/bin/strace",
@@ -236,13 +245,127 @@ struct FuseTests {
       #expect(result.status == 0, "\(result.stderrText)")
       let text = try String(contentsOfFile: trace, encoding: .utf8)
       // syncfs succeeds on FUSE without committing anything: only fsyncs count.
-      let reading = DurabilityOrderTests.Reading(
-        DurabilityOrderTests.parse(text), under: m, syncfsCommits: false)
+      let calls = DurabilityOrderTests.parse(text)
+      let reading = DurabilityOrderTests.Reading(calls, under: m, syncfsCommits: false)
       #expect(reading.publications.count == 5, "\(reading.publications.map(\.final))")
       #expect(reading.unsyncedPublications() == [])
+      // Each new name is on disk when the run ends: its folder fsynced after it was made.
+      #expect(Self.namesNotCommitted(calls, under: m) == [])
       if mode == "rm" {
         #expect(reading.removals.count == 5, "\(reading.removals.map(\.path))")
         #expect(reading.sourcesRemovedEarly { $0 + ".gz" } == [])
+      }
+    }
+  }
+
+  /// The calls a durability trace needs, with the ones that make symbolic links and folders.
+  static let namingCalls = DurabilityOrderTests.calls + ",symlink,symlinkat,mkdir,mkdirat,link"
+
+  /// Each name `calls` shows made below `root` (a file published, a symbolic link, a
+  /// further hard-link name, a folder) whose folder no `fsync` started after the name was
+  /// made: on FUSE only an fsync of the folder puts a name on disk.
+  static func namesNotCommitted(_ calls: [DurabilityOrderTests.Call], under root: String)
+    -> [String]
+  {
+    var made: [(folder: String, name: String, line: Int)] = []
+    for call in calls where call.succeeded {
+      let place: (String?, String?)
+      switch call.name {
+      case "renameat", "renameat2", "linkat": place = (call.descriptorPath(2), call.string(3))
+      case "symlinkat": place = (call.descriptorPath(1), call.string(2))
+      case "mkdirat": place = (call.descriptorPath(0), call.string(1))
+      default: continue
+      }
+      guard let folder = place.0, let name = place.1, !DurabilityOrderTests.isTemporary(name),
+        folder == root || folder.hasPrefix(root + "/")
+      else { continue }
+      made.append((folder, name, call.exit))
+    }
+    let folderSyncs = calls.filter { $0.name == "fsync" && $0.succeeded }
+    return made.compactMap { entry in
+      let synced = folderSyncs.contains {
+        $0.entry > entry.line && $0.descriptorPath(0) == entry.folder
+      }
+      if synced { return nil }
+      return
+        "\(entry.folder)/\(entry.name): made on line \(entry.line + 1), its folder never fsynced after"
+    }
+  }
+
+  /// Runs squeeze under `strace -f -y` and returns the calls it made.
+  static func traced(_ arguments: [String], in folder: TemporaryFolder) throws
+    -> [DurabilityOrderTests.Call]
+  {
+    let trace = folder.url("trace.txt")
+    let result = try Shell.run(
+      "/usr/bin/strace",
+      ["-f", "-qq", "-y", "-o", trace, "-e", "trace=\(Self.namingCalls)", SqueezeBinary.path]
+        + arguments)
+    #expect(result.status == 0, "squeeze \(arguments): \(result.stderrText)")
+    #expect(result.stderrText == "", "squeeze \(arguments)")
+    let text = try String(contentsOfFile: trace, encoding: .utf8)
+    unlink(trace)
+    return DurabilityOrderTests.parse(text)
+  }
+
+  @Test(
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"),
+    arguments: ["mirror", "restore", "snapshot"])
+  func everyNameAMirrorRunMakesIsFsyncedAfterWhatItNames(mode: String) throws {
+    let folder = TemporaryFolder("fuse-names-\(mode)")
+    try Bindfs.withMount(in: folder) { mount in
+      // strace -y prints resolved paths.
+      let m = URL(fileURLWithPath: mount).resolvingSymlinksInPath().path
+      let files = try Self.makeTree(m + "/src")
+      try FileManager.default.createDirectory(
+        atPath: m + "/src/sub/deeper", withIntermediateDirectories: true)
+      #expect(symlink("../a.txt", m + "/src/sub/up") == 0)
+      let arguments: [String]
+      let output: String
+      switch mode {
+      case "mirror":
+        (arguments, output) = (["-q", "-o", m + "/M", m + "/src/"], m + "/M")
+      case "restore":
+        try Self.squeeze(["-q", "-o", m + "/M", m + "/src/"])
+        (arguments, output) = (["-q", "-d", "-o", m + "/R", m + "/M/"], m + "/R")
+      default:
+        try Self.squeeze(["-q", "-o", m + "/M", m + "/src/"])
+        try Data(TestData.text(9_000, seed: 9)).write(to: URL(fileURLWithPath: m + "/src/a.txt"))
+        (arguments, output) = (
+          ["-q", "-o", m + "/snap", "--link-dest", "../M", m + "/src/"], m + "/snap"
+        )
+      }
+      let calls = try Self.traced(arguments, in: folder)
+      let reading = DurabilityOrderTests.Reading(calls, under: m, syncfsCommits: false)
+      // Each output, the manifest and the snapshot's marker synced by itself before its name.
+      let published = reading.publications.map(\.final)
+      #expect(published.count >= (mode == "snapshot" ? 1 : 3), "\(published)")
+      if mode != "restore" {
+        #expect(published.contains(output + "/.squeeze-manifest"), "\(published)")
+      }
+      #expect(reading.unsyncedPublications() == [])
+      // Each name made (outputs, links, hard-link names, folders) committed by an fsync of
+      // its folder before the run ended.
+      #expect(Self.namesNotCommitted(calls, under: output) == [])
+      // A further hard-link name links an output published (so synced) earlier in the run.
+      for call in calls where call.name == "linkat" && call.succeeded {
+        guard let fromFolder = call.descriptorPath(0), fromFolder.hasPrefix(output),
+          let from = call.string(1), from != "", !DurabilityOrderTests.isTemporary(from)
+        else { continue }
+        #expect(
+          reading.publications.contains {
+            $0.final == fromFolder + "/" + from && $0.rename.exit < call.entry
+          }, "\(fromFolder)/\(from) linked on line \(call.entry + 1) before it was published")
+      }
+      if mode == "snapshot" {
+        #expect(
+          calls.contains { $0.name == "linkat" && $0.descriptorPath(2) == output + "/sub" },
+          "no link to last night's output")
+      }
+      if mode == "restore" {
+        for (name, bytes) in files {
+          #expect(FileManager.default.contents(atPath: output + "/" + name) == Data(bytes))
+        }
       }
     }
   }

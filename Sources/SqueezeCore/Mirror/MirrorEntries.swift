@@ -26,7 +26,8 @@ struct LinkedInode: Sendable, Equatable {
 ///
 /// A new link or hard link is created under its final name directly when nothing is there
 /// (`symlinkat` and `linkat` fail rather than replace); one that replaces an entry is made
-/// under a temporary name, made durable (one `syncfs` for all of them), then renamed over
+/// under a temporary name, made durable (one `syncfs` for all of them; on FUSE, where that
+/// commits nothing, an `fsync` of each one's folder), then renamed over
 /// the old entry, so a crash leaves the old entry or the new one, never neither.
 struct MirrorEntries {
   /// The run's listing.
@@ -200,6 +201,11 @@ struct MirrorEntries {
     }
     do throws(SystemError) {
       try Descriptor.syncFileSystem(base)
+      if Descriptor.syncFileSystemIsHollow(base) {
+        // FUSE: that syncfs committed nothing; each temporary link's folder is fsynced.
+        for entry in replacing { try entry.temporary.syncFolder() }
+        for entry in held { try entry.temporary.syncFolder() }
+      }
     } catch {
       for entry in replacing {
         try? entry.temporary.remove()

@@ -213,6 +213,8 @@ struct MirrorFolders {
       in: FolderHandle.folder(of: location), namer: namer, permissions: 0o700)
     do throws(SystemError) {
       try Descriptor.syncFileSystem(base)
+      // FUSE: that syncfs committed nothing; the new folder's entry is fsynced in its folder.
+      if Descriptor.syncFileSystemIsHollow(base) { try temporary.syncFolder() }
     } catch {
       try? temporary.remove()
       throw error

@@ -293,7 +293,10 @@ struct MirrorManifest: Equatable, Sendable {
 
   /// Writes the manifest into the mirror open as `mirror`: a temporary written, the file
   /// system committed (`syncfs`, which also puts on disk every entry the manifest lists),
-  /// the temporary renamed over the old manifest, and the file system committed again.
+  /// the temporary renamed over the old manifest, and the file system committed again. On a
+  /// file system whose `syncfs` commits nothing (FUSE:
+  /// ``Descriptor/syncFileSystemIsHollow(_:)``) the temporary is fsynced before its rename
+  /// and the mirror folder after it instead.
   ///
   /// - Throws: ``ManifestError/cannotWrite(_:_:)`` naming the step that failed (the
   ///   temporary is removed then).
@@ -307,17 +310,20 @@ struct MirrorManifest: Equatable, Sendable {
       throw .cannotWrite("create a temporary for", error)
     }
     let descriptor = FileDescriptor(owning: raw)
+    let hollow = Descriptor.syncFileSystemIsHollow(mirror)
     var step = "write"
     do throws(SystemError) {
       try descriptor.writeAll(encoded())
+      step = "sync"
+      if hollow { try descriptor.sync() }
       step = "close"
       try descriptor.close()
       step = "sync"
-      try Descriptor.syncFileSystem(mirror)
+      if !hollow { try Descriptor.syncFileSystem(mirror) }
       step = "rename into place"
       try temporary.rename(to: Self.name, .replace)
       step = "sync the folder of"
-      try Descriptor.syncFileSystem(mirror)
+      if hollow { try Descriptor.sync(mirror) } else { try Descriptor.syncFileSystem(mirror) }
     } catch {
       try? temporary.remove()
       throw .cannotWrite(step, error)

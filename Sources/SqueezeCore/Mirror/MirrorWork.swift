@@ -86,8 +86,13 @@ struct MirrorWork {
   ///
   /// - Returns: the failure when the manifest cannot be read or written, with the full
   ///   file system when it found no room.
-  func record(_ made: [RawPath: EntryIdentity]) -> (failure: DiscoveryFailure, fullDisk: FullDisk?)?
-  {
+  ///
+  /// - Parameter commitBeforeWriting: called before a changed manifest is written, when the
+  ///   manifest's own `syncfs` commits nothing (FUSE): it commits the entries the manifest
+  ///   lists, or returns why it could not (the manifest is then not written).
+  func record(
+    _ made: [RawPath: EntryIdentity], commitBeforeWriting: () -> SystemError? = { nil }
+  ) -> (failure: DiscoveryFailure, fullDisk: FullDisk?)? {
     let reading = MirrorManifest.read(in: base)
     var current: MirrorManifest? = nil
     switch reading {
@@ -111,6 +116,12 @@ struct MirrorWork {
     // commits the file system before the rename: only what is on disk is recorded.
     TemporaryCleaner(namer: namer).cleanOnce(
       folderOf: RelativeLocation(base: base, directory: "", name: MirrorManifest.name))
+    if let error = commitBeforeWriting() {
+      let failure = DiscoveryFailure(
+        path: manifestDisplay,
+        cause: "cannot sync the mirror to disk: \(error); the entries made now are not recorded")
+      return (failure, syncFullDisk(error))
+    }
     do throws(ManifestError) {
       try kept.write(in: base, namer: namer)
     } catch {
@@ -132,6 +143,8 @@ struct MirrorWork {
   /// - Returns: lines for stderr (failures, and with `-v` each entry).
   func finish(_ plan: MirrorPlan, results: inout RunResults, walkErrors: Int) -> [String] {
     var report = MirrorEntries.Report()
+    // One fstatfs a mirror run: on FUSE each sync below fsyncs the mirror's folders.
+    let hollow = Descriptor.syncFileSystemIsHollow(base)
     let writer = entries
     let heldLinks = writer.writeLinks(plan, results: &results, report: &report)
     let heldFiles = results.held
@@ -148,7 +161,7 @@ struct MirrorWork {
         results.deletionsSkipped = true
         report.lines.append(
           "squeeze: deletions skipped: \(walkErrors) walk error\(walkErrors == 1 ? "" : "s")")
-      } else if let error = syncError(base) {
+      } else if let error = syncError(base, plan: plan, hollow: hollow) {
         // What this run wrote must be on disk before anything is removed; when that cannot
         // be made sure of, nothing is.
         if let full = syncFullDisk(error) {
@@ -191,7 +204,9 @@ struct MirrorWork {
     if results.fullDisk != nil { return report.lines }
     // Before the folders get their sources' times: writing the manifest changes the top's.
     if settings.operation == .compress,
-      let failure = record(plan.made.merging(report.made) { _, later in later })
+      let failure = record(
+        plan.made.merging(report.made) { _, later in later },
+        commitBeforeWriting: { hollow ? syncError(base, plan: plan, hollow: true) : nil })
     {
       results.entryFailures.append(failure.failure)
       if let full = failure.fullDisk {
@@ -211,7 +226,7 @@ struct MirrorWork {
       plan, failed: Set(unfinished.map(\.folder)), results: &results, verbose: verbose)
     // The links, folders' metadata and manifest written above are on disk when the run
     // ends, or the run fails.
-    if let error = syncError(base) {
+    if let error = syncError(base, plan: plan, hollow: hollow) {
       let failure = DiscoveryFailure(
         path: settings.plan.mirrorDisplay(""), cause: "cannot sync to disk: \(error)")
       results.entryFailures.append(failure)
@@ -244,12 +259,25 @@ struct MirrorWork {
     results.held = []
   }
 
-  /// Syncs the file system holding `folder` (`syncfs(2)`).
+  /// Syncs the file system holding `folder` (`syncfs(2)`); where that commits nothing
+  /// (`hollow`: FUSE, ``Descriptor/syncFileSystemIsHollow(_:)``), fsyncs instead every
+  /// folder of `plan` this run could make or use, deepest first and the mirror itself last:
+  /// their entries (symbolic links, further hard-link names, the files' names), their own
+  /// metadata, and each folder's name in its parent. Files' data is the publisher's to sync.
   ///
-  /// - Returns: the error, or nil once it is on disk.
-  private func syncError(_ folder: Int32) -> SystemError? {
+  /// - Returns: the first error (`openat(2)`, `fsync(2)`), or nil once it is on disk.
+  private func syncError(_ folder: Int32, plan: MirrorPlan, hollow: Bool) -> SystemError? {
     do throws(SystemError) {
-      try Descriptor.syncFileSystem(folder)
+      guard hollow else {
+        try Descriptor.syncFileSystem(folder)
+        return nil
+      }
+      for index in plan.folders.indices.reversed() where plan.usable[index] {
+        let path = plan.folders[index].path
+        if path.isEmpty { continue }
+        try FileDescriptor.open(path, in: folder, flags: .folder, symlinks: .never).sync()
+      }
+      try Descriptor.sync(folder)
       return nil
     } catch {
       return error

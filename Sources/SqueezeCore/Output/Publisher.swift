@@ -17,9 +17,11 @@ import Synchronization
 ///
 /// On a FUSE file system `syncfs` succeeds without committing anything (the kernel does not
 /// pass it to the server: ``Descriptor/syncFileSystemIsHollow(_:)``), so there each
-/// temporary is made durable with its own `fsync` before its rename, and a request that
-/// needs its new name on disk (`--rm`) has its folder synced with `fsync` after the rename:
-/// as much as the server is offered a way to commit.
+/// temporary is made durable with its own `fsync` before its rename, and its folder is
+/// synced with `fsync` after the rename (once per folder and batch) before the output is
+/// reported published, `--rm` or not: the last commit's `syncfs` would not put the name on
+/// disk. That is as much as the server is offered a way to commit; whether it commits a
+/// folder's `fsync` is its own affair.
 ///
 /// Whoever hands in a temporary does not wait: its completion handler runs on this thread
 /// exactly once, with the outcome, on every path (published, failed, cancelled, shut down),
@@ -377,7 +379,11 @@ final class Publisher: Sendable {
       }
       do {
         try rename(waiting.request)
-        if waiting.request.syncsAfterRename {
+        // On FUSE the batch's syncfs commits no name: each output's folder is fsynced after
+        // its rename, --rm or not, before the output is reported published.
+        if waiting.request.syncsAfterRename
+          || (!hollow.isEmpty && hollow.contains(waiting.request.device))
+        {
           renamedAwaitingSync.append(waiting)
         } else {
           waiting.resume(returning: .published)
@@ -389,14 +395,30 @@ final class Publisher: Sendable {
       }
     }
     guard !renamedAwaitingSync.isEmpty else { return }
-    let folderFailures = syncAll(devices: Self.devices(of: renamedAwaitingSync))
+    // syncfs only where it commits (and only for --rm, as before): a FUSE file system's
+    // names are committed by the folder fsyncs below.
+    let folderFailures = syncAll(
+      devices: Self.devices(
+        of: renamedAwaitingSync.filter {
+          $0.request.syncsAfterRename && !hollow.contains($0.request.device)
+        }))
+    // One fsync per folder of the batch (by the folder's descriptor): the result of the
+    // first is every later output's there.
+    var folderSyncs: [Int32: SystemError?] = [:]
     for waiting in renamedAwaitingSync {
       var folderFailure = folderFailures[waiting.request.device]
       if folderFailure == nil && hollow.contains(waiting.request.device) {
-        do throws(SystemError) {
-          try waiting.request.temporary.syncFolder()
-        } catch {
-          folderFailure = error
+        let folder = waiting.request.temporary.folder.descriptor
+        if let earlier = folderSyncs[folder] {
+          folderFailure = earlier
+        } else {
+          do throws(SystemError) {
+            try waiting.request.temporary.syncFolder()
+            folderSyncs[folder] = .some(nil)
+          } catch {
+            folderFailure = error
+            folderSyncs[folder] = .some(error)
+          }
         }
       }
       if let error = folderFailure {
