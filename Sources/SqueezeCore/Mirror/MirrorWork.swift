@@ -14,6 +14,10 @@ import SqueezeSystem
 ///    they are on disk (two more `syncfs`, only when the manifest changes);
 /// 6. every folder given its source's metadata, deepest first, and counted (``FolderState``);
 ///    a last `syncfs`.
+///
+/// On FUSE, where `syncfs` commits nothing, each of those syncs `fsync`s every folder of the
+/// mirror instead, deepest first (and one before a changed manifest is written, which
+/// elsewhere its own `syncfs` covers).
 struct MirrorWork {
   /// The run's listing.
   let list: FileList
