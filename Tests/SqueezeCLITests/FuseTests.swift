@@ -217,7 +217,7 @@ struct FuseTests {
 
   @Test(
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"),
-    arguments: ["beside", "rm", "restore"])
+    arguments: ["beside", "rm", "restore", "blocking"])
   func eachOutputIsSyncedByItselfBeforeItsLinkAndEachRemovalAfterItsFolder(mode: String) throws {
     let folder = TemporaryFolder("fuse-durability-\(mode)")
     try Bindfs.withMount(in: folder) { mount in
@@ -235,6 +235,8 @@ struct FuseTests {
         switch mode {
         case "rm": ["-q", "--rm", m]
         case "restore": ["-q", "-d", m]
+        // Each output published on the thread that wrote it (BlockingReplay).
+        case "blocking": ["-q", "--isolation", "blocking", m]
         default: ["-q", m]
         }
       let trace = folder.url("trace.txt")

@@ -206,6 +206,13 @@ final class Publisher: Sendable {
     if registered { lastRegisteredDevice.store(tag, ordering: .releasing) }
   }
 
+  /// True when `device` was registered (``registerFileSystem(_:using:)``) and its `syncfs`
+  /// commits nothing (FUSE: ``Descriptor/syncFileSystemIsHollow(_:)``), so each new name
+  /// there needs an `fsync` of its folder.
+  func syncFileSystemIsHollow(on device: UInt64) -> Bool {
+    state.withLock { $0.hollowSyncDevices.contains(device) }
+  }
+
   /// Publishes `request` in the next batch; `completion` runs on the publisher thread,
   /// exactly once, when the output is on disk under its final name or has failed.
   ///

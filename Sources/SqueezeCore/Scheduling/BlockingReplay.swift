@@ -8,8 +8,9 @@ import SqueezeSystem
 ///   (`posix_fadvise(POSIX_FADV_DONTNEED)`), so the reads wait for the device as on a cold
 ///   cache, the usual case for a backup of files nobody has touched today;
 /// - its output is made durable there, one file at a time: `fsync` of the temporary, the
-///   rename, and (for `--rm`) `fsync` of its folder, where the other modes hand the output
-///   to the publisher's thread, which commits a whole batch with one `syncfs`.
+///   rename, and (for `--rm`, and on FUSE) `fsync` of its folder, where the other modes
+///   hand the output to the publisher's thread, which commits a whole batch with one
+///   `syncfs`.
 ///
 /// Swift's cooperative pool is as wide as the cores and adds no thread when one blocks:
 /// while a pool thread waits in the kernel, work that is ready waits
@@ -30,8 +31,9 @@ enum BlockingReplay {
   }
 
   /// Publishes `request` on the calling thread: `fsync` of the temporary, the rename, and
-  /// with ``Publisher/Request/syncsAfterRename`` an `fsync` of its folder. The publisher's
-  /// last commit (when the run ends) still covers the renames of files without `--rm`.
+  /// with ``Publisher/Request/syncsAfterRename``, or on FUSE, an `fsync` of its folder. The
+  /// publisher's last commit (when the run ends) still covers the renames of files without
+  /// `--rm` elsewhere.
   ///
   /// - Returns: what became of it, as ``Publisher/Outcome``; the temporary is removed on
   ///   every path but success.
@@ -54,7 +56,10 @@ enum BlockingReplay {
       try? request.temporary.remove()
       return .failed(step: error == NoReplaceRename.refused ? .noSafeRename : .rename, error)
     }
-    guard request.syncsAfterRename else { return .published }
+    // On FUSE the publisher's last commit (syncfs) would not put the name on disk.
+    guard
+      request.syncsAfterRename || publisher.syncFileSystemIsHollow(on: request.device)
+    else { return .published }
     do throws(SystemError) {
       // The folder the output was renamed in, through the temporary's folder descriptor.
       let folder = try FileDescriptor.open(
