@@ -265,10 +265,11 @@ struct FuseTests {
 
   /// Each name `calls` shows made below `root` (a file published, a symbolic link, a
   /// further hard-link name, a folder) whose folder no `fsync` started after the name was
-  /// made: on FUSE only an fsync of the folder puts a name on disk.
-  static func namesNotCommitted(_ calls: [DurabilityOrderTests.Call], under root: String)
-    -> [String]
-  {
+  /// made and returned before line `before`: on FUSE only an fsync of the folder puts a
+  /// name on disk.
+  static func namesNotCommitted(
+    _ calls: [DurabilityOrderTests.Call], under root: String, before: Int = Int.max
+  ) -> [String] {
     var made: [(folder: String, name: String, line: Int)] = []
     for call in calls where call.succeeded {
       let place: (String?, String?)
@@ -286,7 +287,7 @@ struct FuseTests {
     let folderSyncs = calls.filter { $0.name == "fsync" && $0.succeeded }
     return made.compactMap { entry in
       let synced = folderSyncs.contains {
-        $0.entry > entry.line && $0.descriptorPath(0) == entry.folder
+        $0.entry > entry.line && $0.exit < before && $0.descriptorPath(0) == entry.folder
       }
       if synced { return nil }
       return
@@ -360,6 +361,13 @@ struct FuseTests {
           }, "\(fromFolder)/\(from) linked on line \(call.entry + 1) before it was published")
       }
       if mode == "snapshot" {
+        // The marker goes only once every name of the night is on disk.
+        let removal = calls.first {
+          $0.name == "unlinkat" && $0.succeeded && $0.descriptorPath(0) == output
+            && $0.string(1) == ".squeeze-snapshot"
+        }
+        let markerGone = try #require(removal, "the snapshot's marker was never removed")
+        #expect(Self.namesNotCommitted(calls, under: output, before: markerGone.entry) == [])
         #expect(
           calls.contains { $0.name == "linkat" && $0.descriptorPath(2) == output + "/sub" },
           "no link to last night's output")
