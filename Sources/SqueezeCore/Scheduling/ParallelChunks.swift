@@ -29,7 +29,7 @@ extension ParallelCompressor {
     }
     do throws(FileFailure) {
       let prepared = try await writeChunksInOrder(
-        job, task: task, gate: gate, slots: bounded ? slots : nil)
+        job, of: index, task: task, gate: gate, slots: bounded ? slots : nil)
       return (.success(.prepared(prepared)), task)
     } catch {
       return (.failure(error), task)
@@ -41,8 +41,9 @@ extension ParallelCompressor {
   /// Fixed-size chunks are computed; content-defined ones (`--rsyncable`) come from a
   /// ``BoundaryScan`` running ahead on its own thread, awaited as soon as the chunk before
   /// has started. The chunks go through an ``OrderedChunkWindow`` of width `jobs + 1`.
+  /// Each chunk written adds its length to file `index`'s progress (``addBytes(_:of:)``).
   private nonisolated func writeChunksInOrder(
-    _ job: CompressionJob, task: TrackedTask, gate: ReleaseOnce?, slots: WorkSlots?
+    _ job: CompressionJob, of index: Int, task: TrackedTask, gate: ReleaseOnce?, slots: WorkSlots?
   ) async throws(FileFailure) -> PreparedOutput {
     let layout = job.layout
     let descriptor = job.input
@@ -83,7 +84,7 @@ extension ParallelCompressor {
         }
       },
       consume: { (_, chunk) throws(FileFailure) in
-        feed.addBytes(chunk.length)
+        addBytes(chunk.length, of: index)
         try job.output.write(chunk.bytes)
         crc = CRC32.combine(crc, chunk.crc, secondLength: Int64(chunk.length))
         bytesRead += Int64(chunk.length)

@@ -129,6 +129,10 @@ actor ParallelCompressor {
   /// With ``retriesAfterFreeing``: files that failed for a full disk since the last pause,
   /// in the order they failed, not yet counted as failed.
   private var awaitingRetry: [(file: Int, failure: FileFailure)] = []
+  /// With ``retriesAfterFreeing``: the source bytes each file in flight has added to the
+  /// progress (``addBytes(_:of:)``), by file index, so that a file tried again takes back
+  /// what its failed attempt counted and its bytes are counted once. Empty otherwise.
+  nonisolated let bytesInFlight = Lock<[Int: Int64]>([:])
   /// The output of the file done last, named if the run's last commit fails.
   private var lastPublished: MessagePath? = nil
   /// Finished files' outcomes on their way to ``results``.
@@ -573,6 +577,24 @@ actor ParallelCompressor {
     }
   }
 
+  /// Adds `count` source bytes of file `index` to the progress; with
+  /// ``retriesAfterFreeing``, also to the file's tally (``bytesInFlight``), which its
+  /// outcome settles (``settleBytes(of:retried:)``).
+  nonisolated func addBytes(_ count: Int, of index: Int) {
+    feed.addBytes(count)
+    if retriesAfterFreeing {
+      bytesInFlight.withLock { $0[index, default: 0] += Int64(count) }
+    }
+  }
+
+  /// Forgets file `index`'s tally of progress bytes now that its attempt has an outcome;
+  /// when the file is to be tried again (`retried`), takes them back from the progress,
+  /// which the next attempt counts afresh.
+  private func settleBytes(of index: Int, retried: Bool) {
+    let counted = bytesInFlight.withLock { $0.removeValue(forKey: index) } ?? 0
+    if retried && counted > 0 { feed.addBytes(-Int(clamping: counted)) }
+  }
+
   /// File `index`'s path as the user would write it. Built only for a message or the
   /// task-state log: most files never need it.
   nonisolated func displayPath(of index: Int) -> RawPath {
@@ -708,7 +730,7 @@ actor ParallelCompressor {
   /// Works on file `index` on the calling thread, whatever actor that is: the synchronous,
   /// nonisolated core every mode runs.
   nonisolated func processHere(_ index: Int) -> Result<Processed, FileFailure> {
-    let progress: (Int) -> Void = { self.feed.addBytes($0) }
+    let progress: (Int) -> Void = { self.addBytes($0, of: index) }
     do throws(FileFailure) {
       switch work.settings.operation {
       case .compress:
@@ -755,11 +777,17 @@ actor ParallelCompressor {
     if retriesAfterFreeing {
       switch outcome {
       case .failed(let failure) where retries(failure):
-        // Not this file's failure yet: it is tried again once room is freed.
+        // Not this file's failure yet: it is tried again once room is freed, and that
+        // attempt's bytes are the ones the progress counts.
+        settleBytes(of: index, retried: true)
         awaitingRetry.append((index, failure))
         return
-      case .failed(.interrupted), .linkFellBack: break
-      default: concluded[index] = true
+      case .failed(.interrupted):
+        settleBytes(of: index, retried: false)
+      case .linkFellBack: break
+      default:
+        settleBytes(of: index, retried: false)
+        concluded[index] = true
       }
     }
     switch outcome {

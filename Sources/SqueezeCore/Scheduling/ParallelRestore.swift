@@ -48,7 +48,7 @@ extension ParallelCompressor {
         source.descriptor, size: source.status.size, gate: gate,
         passesTrailingDataThrough: false,
         redo: .restart { () throws(FileFailure) in try opened?.output.rewind() },
-        progress: { self.feed.addBytes($0) },
+        progress: { self.addBytes($0, of: index) },
         sink: { (chunk) throws(FileFailure) in try opened?.output.write(chunk) })
       if let opened {
         return (
