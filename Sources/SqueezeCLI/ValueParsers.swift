@@ -37,18 +37,21 @@ enum ValueParsers {
     return nil
   }
 
+  /// A size's number and the bytes its unit stands for: a last `K`, `M` or `G` (either
+  /// case) is 1024, 1024² or 1024³ bytes and is cut off; without one, the whole text and 1.
+  private static func splitUnit(_ text: String) -> (number: Substring, multiplier: Int) {
+    let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    guard let last = Substring(text).last?.uppercased().first, let unit = multipliers[last]
+    else { return (Substring(text), 1) }
+    return (Substring(text).dropLast(), unit)
+  }
+
   /// Bytes from a number with an optional binary unit: `K` (KiB), `M` (MiB), `G` (GiB), in
   /// either case, as pigz's `-b` counts in KiB (`128K` = 131072; a bare number is bytes).
   ///
   /// - Returns: bytes, or nil when the text is not a positive size that fits in an `Int`.
   static func size(_ text: String) -> Int? {
-    let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-    var digits = Substring(text)
-    var multiplier = 1
-    if let last = digits.last?.uppercased().first, let unit = multipliers[last] {
-      multiplier = unit
-      digits = digits.dropLast()
-    }
+    let (digits, multiplier) = splitUnit(text)
     guard let value = wholeNumber(digits), value > 0 else { return nil }
     let (bytes, overflow) = value.multipliedReportingOverflow(by: multiplier)
     return overflow ? nil : bytes
@@ -116,13 +119,7 @@ enum ValueParsers {
   /// 1572864), `.some(nil)` when it is not a whole number of bytes (`1.3K`, `0.5`) or does not
   /// fit, nil when the text is not a decimal size at all.
   static func decimalSize(_ text: String) -> Int?? {
-    let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-    var number = Substring(text)
-    var multiplier = 1
-    if let last = number.last?.uppercased().first, let unit = multipliers[last] {
-      multiplier = unit
-      number = number.dropLast()
-    }
+    let (number, multiplier) = splitUnit(text)
     guard isDecimal(number), let point = number.firstIndex(of: ".") else { return nil }
     // Trailing zeros after the point change nothing: 2.50M is 2.5M.
     var fraction = number[number.index(after: point)...]

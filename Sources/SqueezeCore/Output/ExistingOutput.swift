@@ -214,12 +214,7 @@ enum ExistingOutput: Sendable, Equatable {
     _ target: RelativeLocation, source: FileStatus, isize: () -> UInt32?, inMirror: Bool,
     owner: (user: UInt32, group: UInt32)? = nil
   ) throws(SystemError) -> ExistingOutput {
-    let status: FileStatus
-    do throws(SystemError) {
-      status = try target.entryStatus()
-    } catch  where error == .noSuchFile {
-      return .absent
-    }
+    guard let status = try presentStatus(of: target) else { return .absent }
     switch status.kind {
     case .regular:
       let current =
@@ -237,6 +232,20 @@ enum ExistingOutput: Sendable, Equatable {
     }
   }
 
+  /// `target`'s own status (a link's, not what it points to), nil when nothing is there.
+  ///
+  /// - Throws: ``SystemError`` when it cannot be examined for a reason other than not
+  ///   existing.
+  private static func presentStatus(of target: RelativeLocation) throws(SystemError)
+    -> FileStatus?
+  {
+    do throws(SystemError) {
+      return try target.entryStatus()
+    } catch where error == .noSuchFile {
+      return nil
+    }
+  }
+
   /// What sits at a `-d -N` restore's `target`, whose name comes from a header and so had
   /// no plan: a file is another file's (``foreign``); a link is judged as
   /// ``inspectRestore(_:source:isize:inMirror:owner:)`` judges it (the user's entry beside
@@ -248,12 +257,7 @@ enum ExistingOutput: Sendable, Equatable {
   static func inspectUnplannedRestore(_ target: RelativeLocation, inMirror: Bool)
     throws(SystemError) -> ExistingOutput
   {
-    let status: FileStatus
-    do throws(SystemError) {
-      status = try target.entryStatus()
-    } catch  where error == .noSuchFile {
-      return .absent
-    }
+    guard let status = try presentStatus(of: target) else { return .absent }
     switch status.kind {
     case .regular: return .foreign
     case .symbolicLink: return inMirror ? .stale : .foreign
