@@ -241,7 +241,7 @@ enum ExistingOutput: Sendable, Equatable {
   {
     do throws(SystemError) {
       return try target.entryStatus()
-    } catch where error == .noSuchFile {
+    } catch  where error == .noSuchFile {
       return nil
     }
   }
