@@ -4,6 +4,7 @@
 #pragma once
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
@@ -177,4 +178,11 @@ static const unsigned long long SQUEEZE_RESOLVE_NO_MAGICLINKS = RESOLVE_NO_MAGIC
 /// with errno ENODATA when it is absent.
 static inline long squeeze_fgetxattr_size(int fd, const char *name) {
   return (long)fgetxattr(fd, name, 0, 0);
+}
+
+// Whether signal `number`'s disposition is "ignore" (SIG_IGN), as a shell leaves SIGINT for
+// a background job and nohup leaves SIGHUP. Swift cannot compare SIG_IGN's function pointer.
+static inline int squeeze_signal_is_ignored(int number) {
+  struct sigaction action;
+  return sigaction(number, NULL, &action) == 0 && action.sa_handler == SIG_IGN;
 }

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import Glibc
 import Synchronization
@@ -9,6 +10,9 @@ import Synchronization
 /// 129). A second signal (`timeout -s INT` sends two; a user presses Ctrl-C again) skips the
 /// rest: the command's `onSecondSignal` removes what must not outlive the run (its
 /// temporaries), and the second signal is re-raised at once, without the summary.
+///
+/// A signal whose disposition was "ignore" when the handlers are installed is left ignored
+/// (a background job's SIGINT, `nohup`'s SIGHUP), as gzip leaves it.
 ///
 /// Signals are taken by `DispatchSource`s on a queue of their own (the default actions are
 /// ignored while they are installed), as swift-package-manager's `Cancellator` does: the
@@ -35,7 +39,10 @@ package final class SignalHandling: Sendable {
     onSecondSignal: (@Sendable (Int32) -> Void)? = nil
   ) {
     var installed: [any DispatchSourceSignal] = []
-    for number in SignalHandling.signals {
+    // A signal ignored when the process started stays ignored, as gzip and coreutils leave
+    // it: a shell starts a background job (`cmd &` in a script) with SIGINT ignored, so that
+    // the terminal's Ctrl-C is not for it, and `nohup` starts its command with SIGHUP ignored.
+    for number in SignalHandling.signals where squeeze_signal_is_ignored(number) == 0 {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
       let handle = SourceHandle(source)

@@ -32,6 +32,32 @@ import Testing
     }
   }
 
+  /// A signal ignored when squeeze starts stays ignored, as gzip and coreutils leave it: a
+  /// shell script's background job gets SIGINT ignored (the terminal's Ctrl-C is not for
+  /// it) and `nohup` gives its command SIGHUP ignored. The run goes on to its end.
+  @Test(arguments: [SIGINT, SIGHUP])
+  func aSignalIgnoredAtTheStartStaysIgnored(signal number: Int32) throws {
+    let folder = TemporaryFolder("signal-ignored")
+    try Self.busyFolder(folder)
+    // `trap '' N` sets the disposition to ignore, which exec keeps.
+    let result = try Shell.run(
+      "/bin/sh",
+      [
+        "-c", "trap '' \(number); exec \"$0\" -j 2 \"$1\"", SqueezeBinary.path,
+        folder.url("in"),
+      ]
+    ) { pid in
+      usleep(300_000)
+      kill(pid, number)
+    }
+    #expect(result.signal == nil, "not ended by the ignored signal: \(result.stderrText)")
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(!result.stderrText.contains("interrupted"))
+    let outputs = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+      .filter { $0.hasSuffix(".gz") }
+    #expect(outputs.count == 400, "every file done")
+  }
+
   /// `-q` prints errors only: an interrupted quiet run prints no summary (gzip -q and
   /// pigz -q print nothing either); the status says it was stopped, and nothing is left.
   @Test func aQuietRunStoppedBySignalPrintsNothing() throws {
