@@ -69,6 +69,23 @@ struct FullDiskTests {
     }
   }
 
+  /// A source folder `<name>-source` holding `count` files of `bytes` bytes under `S`, and a
+  /// 1 MiB disk `<name>` already full. The caller unmounts the disk.
+  static func sourceAndFullDisk(_ name: String, files count: Int, bytes: Int) throws -> (
+    source: TemporaryFolder, disk: SmallDisk
+  ) {
+    let source = TemporaryFolder("\(name)-source")
+    try writeFiles(count, bytes: bytes, into: source.url("S"))
+    let disk = try SmallDisk(name, size: "1m")
+    do {
+      try disk.fill()
+    } catch {
+      disk.unmount()
+      throw error
+    }
+    return (source, disk)
+  }
+
   /// The run stopped once for a full disk: status 74, the one message naming the file
   /// system and how many files were not done, the summary, and nothing else.
   static func expectStoppedOnce(_ result: Shell.Result, fileSystem: String) {
@@ -333,13 +350,10 @@ struct FullDiskTests {
   /// cannot be written: one line naming the file system, status 74 (1 before, as for any
   /// write error).
   @Test func resultsWrittenToAFullDiskGiveOneLineAndTheFullDiskStatus() throws {
-    let source = TemporaryFolder("full-results-source")
-    try Self.writeFiles(10, bytes: 3000, into: source.url("S"))
+    let (source, disk) = try Self.sourceAndFullDisk("full-results", files: 10, bytes: 3000)
+    defer { disk.unmount() }
     let made = try SqueezeBinary.run(["-o", source.url("M"), source.url("S/")])
     try #require(made.status == 0, "\(made.stderrText)")
-    let disk = try SmallDisk("full-results", size: "1m")
-    defer { disk.unmount() }
-    try disk.fill()
     let binary = Shell.quote(SqueezeBinary.path)
     for (what, arguments) in [
       (
@@ -373,11 +387,8 @@ struct FullDiskTests {
   /// The outputs and the `--json` summary on one full disk: the run's one line and its
   /// summary, not a second line for the summary that could not be written.
   @Test func resultsOnTheDiskThatStoppedTheRunAddNoLine() throws {
-    let source = TemporaryFolder("full-both-source")
-    try Self.writeFiles(100, bytes: 3000, into: source.url("S"))
-    let disk = try SmallDisk("full-both", size: "1m")
+    let (source, disk) = try Self.sourceAndFullDisk("full-both", files: 100, bytes: 3000)
     defer { disk.unmount() }
-    try disk.fill()
     let result = try Shell.sh(
       "exec \(Shell.quote(SqueezeBinary.path)) --json -o \(Shell.quote(disk.url("M"))) \(Shell.quote(source.url("S/"))) > \(Shell.quote(disk.url("j.json")))"
     )
@@ -387,11 +398,8 @@ struct FullDiskTests {
   /// A task log on a full disk stops the run as an output does: the first write that
   /// fails (the log is written every 64 KiB) stops it, one line, 74; outputs whole.
   @Test func aTaskLogOnAFullDiskStopsTheRunOnce() throws {
-    let source = TemporaryFolder("full-log-source")
-    try Self.writeFiles(2000, bytes: 100, into: source.url("S"))
-    let disk = try SmallDisk("full-log", size: "1m")
+    let (source, disk) = try Self.sourceAndFullDisk("full-log", files: 2000, bytes: 100)
     defer { disk.unmount() }
-    try disk.fill()
     let mirror = source.url("M")
     let stopped = try SqueezeBinary.run(
       ["--task-log", disk.url("log.jsonl"), "-o", mirror, source.url("S/")])
@@ -417,13 +425,10 @@ struct FullDiskTests {
   /// The archive marker (`--rm -o`) and the snapshot marker (`--link-dest`) that find no
   /// room: one line each, nothing done, status 74.
   @Test func aMarkerThatFindsNoRoomStopsTheRunWithTheFullDiskStatus() throws {
-    let source = TemporaryFolder("full-marker-source")
-    try Self.writeFiles(3, bytes: 100, into: source.url("S"))
+    let (source, disk) = try Self.sourceAndFullDisk("full-marker", files: 3, bytes: 100)
+    defer { disk.unmount() }
     let earlier = try SqueezeBinary.run(["-o", source.url("B1"), source.url("S/")])
     try #require(earlier.status == 0, "\(earlier.stderrText)")
-    let disk = try SmallDisk("full-marker", size: "1m")
-    defer { disk.unmount() }
-    try disk.fill()
     for (arguments, line) in [
       (
         ["--rm", "--json", "-o", disk.url("A"), source.url("S/")],
