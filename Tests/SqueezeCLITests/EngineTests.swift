@@ -22,12 +22,14 @@ import Testing
     var testDescription: String { arguments.joined(separator: " ") }
   }
 
-  /// Both engines at the default level, and the fast engine at the levels ISA-L's deflate
-  /// serves (1 and 2), with and without `--rsyncable`.
+  /// Both engines at the default level, the fast engine at the levels ISA-L's deflate
+  /// serves (1 and 2) and at level 3 (libdeflate's level 1, whose long chunks are compressed
+  /// in halves), with and without `--rsyncable`.
   static let settings = [
     Setting(engine: "fast"), Setting(engine: "zlib"), Setting(engine: "fast", level: 1),
     Setting(engine: "fast", level: 1, rsyncable: true), Setting(engine: "fast", level: 2),
-    Setting(engine: "fast", level: 2, rsyncable: true),
+    Setting(engine: "fast", level: 2, rsyncable: true), Setting(engine: "fast", level: 3),
+    Setting(engine: "fast", level: 3, rsyncable: true),
   ]
 
   /// Files just under and at the lengths where the fast engine's levels 1 and 2 hand chunks

@@ -1,3 +1,4 @@
+import CLibdeflate
 import CZlib
 import Foundation
 import TestSupport
@@ -113,6 +114,82 @@ func inflate(
       }
     }
     #expect(Array(output[(produced - 4)..<produced]) == SyncMarker.bytes)
+  }
+
+  /// `data` compressed as one chunk by `deflater`.
+  func deflateChunk(_ data: ArraySlice<UInt8>, with deflater: any ChunkDeflater, isLast: Bool)
+    throws -> [UInt8]
+  {
+    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
+    let produced = try data.withUnsafeBytes { raw in
+      try output.withUnsafeMutableBytes { out in
+        try deflater.deflate(
+          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: isLast,
+          into: out)
+      }
+    }
+    return Array(output[..<produced])
+  }
+
+  /// `data` as libdeflate's level 1 writes it in one call, then reopened unless `isLast`:
+  /// one stream for the whole chunk.
+  func oneStream(_ data: ArraySlice<UInt8>, isLast: Bool) throws -> [UInt8] {
+    let compressor = try #require(libdeflate_alloc_compressor(1))
+    defer { libdeflate_free_compressor(compressor) }
+    var output = [UInt8](
+      repeating: 0,
+      count: libdeflate_deflate_compress_bound(compressor, data.count)
+        + LibdeflateDeflater.reopeningRoom)
+    let produced = data.withUnsafeBytes { raw in
+      output.withUnsafeMutableBytes { out in
+        libdeflate_deflate_compress(
+          compressor, raw.baseAddress, raw.count, out.baseAddress, out.count)
+      }
+    }
+    try #require(produced > 0)
+    if isLast { return Array(output[..<produced]) }
+    let location = try output[..<produced].withUnsafeBytes { try FinalBlockLocator().locate($0) }
+    let length = output.withUnsafeMutableBytes {
+      LibdeflateDeflater.reopen($0, location: location)
+    }
+    return Array(output[..<length])
+  }
+
+  @Test(
+    "at libdeflate's level 1 (squeeze -3) a chunk of 128 KiB or more that is not the last is two streams, one per half"
+  )
+  func longChunksAreCompressedInHalves() throws {
+    // Halves of 125,000 bytes: too short to be halved again.
+    let data = TestData.text(250_000, seed: 5)[...]
+    let middle = 125_000
+    for deflater in [try LibdeflateDeflater(level: 1), try Engine.fast.makeDeflater(level: 3)] {
+      let whole = try deflateChunk(data, with: deflater, isLast: false)
+      let halves =
+        try oneStream(data[..<middle], isLast: false)
+        + oneStream(data[middle...], isLast: false)
+      // Compared as Booleans: a failure then prints no megabytes of bytes.
+      let isHalves = whole == halves
+      #expect(isHalves)
+      // It restores as part of a file: an empty last chunk ends the stream.
+      let stream = whole + (try deflateChunk([], with: deflater, isLast: true))
+      let restored = try inflate(stream, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
+      let restoresTheData = restored.finished && restored.data == Array(data)
+      #expect(restoresTheData)
+      // A byte under 128 KiB, and the last chunk at any length: one stream.
+      let short = data[..<(128 << 10 - 1)]
+      let shortIsOneStream =
+        try deflateChunk(short, with: deflater, isLast: false) == oneStream(short, isLast: false)
+      #expect(shortIsOneStream)
+      let lastIsOneStream =
+        try deflateChunk(data, with: deflater, isLast: true) == oneStream(data, isLast: true)
+      #expect(lastIsOneStream)
+    }
+    // At libdeflate's other levels a long chunk is one stream: its first half compressed
+    // alone is not where it starts.
+    let six = try LibdeflateDeflater(level: 6)
+    let wholeAtSix = try deflateChunk(data, with: six, isLast: false)
+    let firstHalfAtSix = try deflateChunk(data[..<middle], with: six, isLast: false)
+    #expect(!wholeAtSix.starts(with: firstHalfAtSix))
   }
 
   @Test("the locator finds libdeflate's final block at every level", arguments: 1...12)

@@ -174,12 +174,55 @@ enum DeflateSymbol {
     return result
   }
 
+  /// Partners for the walk of two streams side by side, with where zlib finds their final
+  /// blocks: a stream of several blocks (libdeflate's level 1 on 300 KB of text), one of a
+  /// single block (on 20 KB) and the shortest, one fixed final block with no symbols.
+  static let partners: [(stream: [UInt8], location: FinalBlockLocator.Location)] = {
+    var result: [(stream: [UInt8], location: FinalBlockLocator.Location)] = []
+    guard let compressor = libdeflate_alloc_compressor(1) else { return [] }
+    defer { libdeflate_free_compressor(compressor) }
+    for size in [300_000, 20_000] {
+      let data = TestData.text(size, seed: 99)
+      var output = [UInt8](
+        repeating: 0, count: libdeflate_deflate_compress_bound(compressor, data.count))
+      let produced = data.withUnsafeBytes { raw in
+        output.withUnsafeMutableBytes { out in
+          libdeflate_deflate_compress(
+            compressor, raw.baseAddress, raw.count, out.baseAddress, out.count)
+        }
+      }
+      let stream = Array(output[..<produced])
+      guard let location = try? zlibFinalBlock(stream) else { return [] }
+      result.append((stream, location))
+    }
+    result.append(([0x03, 0x00], FinalBlockLocator.Location(headerBit: 0, endBit: 10)))
+    return result
+  }()
+
+  /// Expects the locator to find what zlib finds in `stream`, walking it alone and beside
+  /// each of ``partners``, first and second.
   func expectLocatorMatchesZlib(
     _ stream: [UInt8], _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
     let reference = try zlibFinalBlock(stream)
-    let location = try stream.withUnsafeBytes { try FinalBlockLocator().locate($0) }
+    let locator = FinalBlockLocator()
+    let location = try stream.withUnsafeBytes { try locator.locate($0) }
     #expect(location == reference, comment, sourceLocation: sourceLocation)
+    #expect(Self.partners.count == 3)
+    for (partner, partnerLocation) in Self.partners {
+      let (first, second) = try stream.withUnsafeBytes { one in
+        try partner.withUnsafeBytes { two in try locator.locate(one, two) }
+      }
+      #expect(
+        first == reference && second == partnerLocation, "\(comment), walked first",
+        sourceLocation: sourceLocation)
+      let (third, fourth) = try partner.withUnsafeBytes { one in
+        try stream.withUnsafeBytes { two in try locator.locate(one, two) }
+      }
+      #expect(
+        third == partnerLocation && fourth == reference, "\(comment), walked second",
+        sourceLocation: sourceLocation)
+    }
   }
 
   @Test(
@@ -239,6 +282,17 @@ enum DeflateSymbol {
     for cut in 0..<stream.count {
       #expect(throws: EngineError.self, "cut at \(cut)") {
         try stream[..<cut].withUnsafeBytes { _ = try locator.locate($0) }
+      }
+      // Beside a whole stream of one block, in either place.
+      #expect(throws: EngineError.self, "cut at \(cut), walked first") {
+        try stream[..<cut].withUnsafeBytes { one in
+          try Self.partners[1].stream.withUnsafeBytes { two in _ = try locator.locate(one, two) }
+        }
+      }
+      #expect(throws: EngineError.self, "cut at \(cut), walked second") {
+        try Self.partners[1].stream.withUnsafeBytes { one in
+          try stream[..<cut].withUnsafeBytes { two in _ = try locator.locate(one, two) }
+        }
       }
     }
     // A stored final block alone.

@@ -42,26 +42,32 @@ final class FinalBlockLocator {
   private static let literalTableBits = 10
   /// Bits looked up at once in the distance table.
   private static let distanceTableBits = 8
+  private static let literalMask = UInt64(1 << literalTableBits - 1)
+  private static let distanceMask = UInt64(1 << distanceTableBits - 1)
 
   /// Table entries: the low 8 bits are the bits to consume (code and extra bits), the next
-  /// byte the kind.
+  /// byte the kind. A length entry also has its third byte set (``distanceFollows``), and an
+  /// entry the fast step cannot take (end of block, long code, invalid) its top bit
+  /// (``special``), so a literal and a length with its distance are skipped by the same
+  /// instructions, with no branch between them.
   private static let literal: UInt32 = 0 << 8
-  private static let length: UInt32 = 1 << 8
-  private static let endOfBlock: UInt32 = 2 << 8
+  private static let length: UInt32 = 1 << 8 | distanceFollows
+  private static let endOfBlock: UInt32 = 2 << 8 | special
   private static let distance: UInt32 = 3 << 8
-  private static let long: UInt32 = 4 << 8
-  private static let invalid: UInt32 = 5 << 8
+  private static let long: UInt32 = 4 << 8 | special
+  private static let invalid: UInt32 = 5 << 8 | special
   private static let kindMask: UInt32 = 0xff << 8
+  /// In a length entry: all ones in the byte that masks the distance's bits into the step.
+  private static let distanceFollows: UInt32 = 0xff << 16
+  /// Set in entries the fast step hands to the slow one.
+  private static let special: UInt32 = 1 << 31
 
-  /// The literal/length and distance codes of the block being walked.
-  private let literalCode = FinalBlockLocator.symbolTable(bits: FinalBlockLocator.literalTableBits)
-  private let distanceCode = FinalBlockLocator.symbolTable(
-    bits: FinalBlockLocator.distanceTableBits)
+  /// The literal/length and distance codes of the block being walked in each of the two
+  /// streams ``locate(_:_:)`` walks side by side (``locate(_:)`` uses the first).
+  private let firstCodes = BlockCodes()
+  private let secondCodes = BlockCodes()
   /// The fixed codes of RFC 1951 section 3.2.6, built once.
-  private let fixedLiteralCode = FinalBlockLocator.symbolTable(
-    bits: FinalBlockLocator.literalTableBits)
-  private let fixedDistanceCode = FinalBlockLocator.symbolTable(
-    bits: FinalBlockLocator.distanceTableBits)
+  private let fixedCodes = BlockCodes()
   /// The code length code of a dynamic header (entries: length | symbol << 16; 0 for none).
   private let codeLengthCode = HuffmanTable(tableBits: 7, missing: 0, long: 0)
 
@@ -69,8 +75,8 @@ final class FinalBlockLocator {
     var fixed = [UInt8](repeating: 8, count: 288)
     for symbol in 144..<256 { fixed[symbol] = 9 }
     for symbol in 256..<280 { fixed[symbol] = 7 }
-    _ = fixedLiteralCode.build(lengths: fixed[...], entry: FinalBlockLocator.literalEntry)
-    _ = fixedDistanceCode.build(
+    _ = fixedCodes.literals.build(lengths: fixed[...], entry: FinalBlockLocator.literalEntry)
+    _ = fixedCodes.distances.build(
       lengths: [UInt8](repeating: 5, count: 30)[...], entry: FinalBlockLocator.distanceEntry)
   }
 
@@ -80,40 +86,198 @@ final class FinalBlockLocator {
   /// - Throws: ``EngineError`` (library libdeflate, code 0) when the data is not a complete
   ///   deflate stream.
   func locate(_ stream: UnsafeRawBufferPointer) throws(EngineError) -> Location {
-    guard let base = stream.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-      throw Self.failure("empty deflate stream")
-    }
-    var reader = BitReader(base: base, count: stream.count)
-    while true {
-      reader.refill()
-      let header = reader.offset
-      let final = reader.take(1)
-      let type = reader.take(2)
-      switch type {
-      case 0:
-        reader.alignToByte()
-        reader.refill()
-        let length = Int(reader.take(16))
-        let complement = Int(reader.take(16))
-        guard length ^ 0xffff == complement else {
-          throw Self.failure("stored block length mismatch")
-        }
-        guard reader.skipBytes(length) else { throw Self.failure("stored block past the end") }
-      case 1:
-        try walkSymbols(&reader, literals: fixedLiteralCode, distances: fixedDistanceCode)
-      case 2:
-        try readDynamicHeader(&reader)
-        try walkSymbols(&reader, literals: literalCode, distances: distanceCode)
-      default:
-        throw Self.failure("invalid block type 3")
+    var walk = try Walk(stream, codes: fixedCodes)
+    try openBlock(&walk, codes: firstCodes)
+    return try finish(&walk, codes: firstCodes)
+  }
+
+  /// Walks two streams to their final blocks, a symbol of one and a symbol of the other in
+  /// turn.
+  ///
+  /// Skipping a symbol is a chain of dependent steps (a table load gives the bits to drop,
+  /// which give the next load's index), so one walk leaves the core waiting most of the
+  /// time; two independent walks interleaved fill those waits. On the corpus's 132 MB tar cut
+  /// into 512 KiB pieces at libdeflate's level 1, a C model of both loops took 0.083 s side
+  /// by side against 0.125 s one stream at a time.
+  ///
+  /// - Returns: where each stream's final block is, as ``locate(_:)`` gives it.
+  /// - Throws: ``EngineError`` as ``locate(_:)`` does, for either stream.
+  func locate(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer)
+    throws(EngineError) -> (Location, Location)
+  {
+    var one = try Walk(first, codes: fixedCodes)
+    var two = try Walk(second, codes: fixedCodes)
+    try openBlock(&one, codes: firstCodes)
+    try openBlock(&two, codes: secondCodes)
+    // The loop works on copies in locals, which stay in registers; a walk is written back
+    // only around a slow step.
+    var first = one.reader
+    var second = two.reader
+    var firstTables = (one.literalEntries, one.distanceEntries)
+    var secondTables = (two.literalEntries, two.distanceEntries)
+    while one.location == nil, two.location == nil, first.canLoadWord, second.canLoadWord {
+      first.refillWord()
+      second.refillWord()
+      if !Self.fastStep(&first, firstTables.0, firstTables.1) {
+        one.reader = first
+        try slowStep(&one, codes: firstCodes)
+        first = one.reader
+        firstTables = (one.literalEntries, one.distanceEntries)
       }
-      guard !reader.isPastEnd else { throw Self.failure("deflate stream ends inside a block") }
-      if final == 1 { return Location(headerBit: header, endBit: reader.offset) }
+      if !Self.fastStep(&second, secondTables.0, secondTables.1) {
+        two.reader = second
+        try slowStep(&two, codes: secondCodes)
+        second = two.reader
+        secondTables = (two.literalEntries, two.distanceEntries)
+      }
+    }
+    one.reader = first
+    two.reader = second
+    return (try finish(&one, codes: firstCodes), try finish(&two, codes: secondCodes))
+  }
+
+  /// One stream's walk: where it is and the tables of the block it is in.
+  private struct Walk {
+    var reader: BitReader
+    /// The current Huffman-coded block's table entries (``BlockCodes``).
+    var literalEntries: UnsafeMutablePointer<UInt32>
+    var distanceEntries: UnsafeMutablePointer<UInt32>
+    /// Whether the current block uses the fixed codes.
+    var isFixed = false
+    /// The current block's header bit and BFINAL.
+    var headerBit = 0
+    var isFinal = false
+    /// Set once the final block has been walked.
+    var location: Location?
+
+    /// A walk from the stream's start; `codes` stand in until the first block is opened.
+    init(_ stream: UnsafeRawBufferPointer, codes: BlockCodes) throws(EngineError) {
+      guard let base = stream.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+        throw FinalBlockLocator.failure("empty deflate stream")
+      }
+      reader = BitReader(base: base, count: stream.count)
+      literalEntries = codes.literals.entries
+      distanceEntries = codes.distances.entries
     }
   }
 
+  /// Reads block headers until a Huffman-coded block is open (its tables built), skipping
+  /// stored blocks, or until the final block was a stored one (the walk's location set).
+  private func openBlock(_ walk: inout Walk, codes: BlockCodes) throws(EngineError) {
+    while true {
+      walk.reader.refill()
+      walk.headerBit = walk.reader.offset
+      walk.isFinal = walk.reader.take(1) == 1
+      let type = walk.reader.take(2)
+      switch type {
+      case 0:
+        walk.reader.alignToByte()
+        walk.reader.refill()
+        let length = Int(walk.reader.take(16))
+        let complement = Int(walk.reader.take(16))
+        guard length ^ 0xffff == complement else {
+          throw Self.failure("stored block length mismatch")
+        }
+        guard walk.reader.skipBytes(length) else {
+          throw Self.failure("stored block past the end")
+        }
+        if walk.isFinal {
+          walk.location = Location(headerBit: walk.headerBit, endBit: walk.reader.offset)
+          return
+        }
+      case 1:
+        walk.isFixed = true
+        walk.literalEntries = fixedCodes.literals.entries
+        walk.distanceEntries = fixedCodes.distances.entries
+        return
+      case 2:
+        try readDynamicHeader(&walk.reader, into: codes)
+        walk.isFixed = false
+        walk.literalEntries = codes.literals.entries
+        walk.distanceEntries = codes.distances.entries
+        return
+      default:
+        throw Self.failure("invalid block type 3")
+      }
+    }
+  }
+
+  /// Walks on until the final block has been walked.
+  private func finish(_ walk: inout Walk, codes: BlockCodes) throws(EngineError) -> Location {
+    // The loop works on copies in locals, which stay in registers; the walk is written back
+    // only around a slow step.
+    var reader = walk.reader
+    var literalEntries = walk.literalEntries
+    var distanceEntries = walk.distanceEntries
+    while walk.location == nil {
+      // While 8 bytes remain from the next one to load, each step starts with at least 56
+      // bits buffered, all of them the stream's, and takes at most 20 + 28 (a length code
+      // with its extra bits, and a distance code with its), so it needs no end check.
+      if reader.canLoadWord {
+        reader.refillWord()
+        if Self.fastStep(&reader, literalEntries, distanceEntries) { continue }
+        walk.reader = reader
+        try slowStep(&walk, codes: codes)
+      } else {
+        // The last bytes: refilled a byte at a time, checked for the end after every step.
+        reader.refill()
+        walk.reader = reader
+        try slowStep(&walk, codes: codes)
+        guard !walk.reader.isPastEnd else {
+          throw Self.failure("deflate stream ends inside a block")
+        }
+      }
+      reader = walk.reader
+      literalEntries = walk.literalEntries
+      distanceEntries = walk.distanceEntries
+    }
+    return walk.location!
+  }
+
+  /// Skips a literal, or a length and its distance, with no branch between the two: both
+  /// tables are looked up, and the distance's bits are masked out of the step unless the
+  /// literal/length entry is a length's. The buffer must hold the whole step.
+  ///
+  /// - Returns: false, with nothing consumed, for an entry the slow step must take (end of
+  ///   block, a code longer than the tables, an invalid one).
+  @inline(__always)
+  private static func fastStep(
+    _ reader: inout BitReader, _ literalEntries: UnsafeMutablePointer<UInt32>,
+    _ distanceEntries: UnsafeMutablePointer<UInt32>
+  ) -> Bool {
+    let buffer = reader.buffer
+    let entry = literalEntries[Int(truncatingIfNeeded: buffer & literalMask)]
+    let rest = buffer &>> UInt64(truncatingIfNeeded: entry & 0xff)
+    let distanceEntry = distanceEntries[Int(truncatingIfNeeded: rest & distanceMask)]
+    // The distance entry counts only after a length: its special bit is moved under the
+    // length's mask byte, which is shifted over the top byte.
+    guard (entry | distanceEntry & entry &<< 8) & special == 0 else { return false }
+    let bits = entry & 0xff &+ distanceEntry & entry &>> 16 & 0xff
+    reader.consume(Int(truncatingIfNeeded: bits))
+    return true
+  }
+
+  /// Takes one symbol the fast step handed over (or any symbol, from the last bytes): a code
+  /// longer than the tables, the end of a block (and the next block's header), or an
+  /// invalid code.
+  ///
+  /// - Throws: ``EngineError`` for a symbol that no valid block holds, or a next block that
+  ///   is not valid.
+  private func slowStep(_ walk: inout Walk, codes: BlockCodes) throws(EngineError) {
+    let tables = walk.isFixed ? fixedCodes : codes
+    guard try Self.skipSymbol(&walk.reader, codes: tables) else { return }
+    guard !walk.reader.isPastEnd else { throw Self.failure("deflate stream ends inside a block") }
+    if walk.isFinal {
+      walk.location = Location(headerBit: walk.headerBit, endBit: walk.reader.offset)
+      return
+    }
+    try openBlock(&walk, codes: codes)
+  }
+
   /// Reads a dynamic block's code lengths (RFC 1951 section 3.2.7) and builds its two tables.
-  private func readDynamicHeader(_ reader: inout BitReader) throws(EngineError) {
+  private func readDynamicHeader(_ reader: inout BitReader, into codes: BlockCodes)
+    throws(EngineError)
+  {
     reader.refill()
     let literalCount = Int(reader.take(5)) + 257
     let distanceCount = Int(reader.take(5)) + 1
@@ -156,43 +320,10 @@ final class FinalBlockLocator {
       index += repeatCount
     }
     guard lengths[256] != 0 else { throw Self.failure("no end-of-block code") }
-    guard literalCode.build(lengths: lengths[0..<literalCount], entry: Self.literalEntry),
-      distanceCode.build(
+    guard codes.literals.build(lengths: lengths[0..<literalCount], entry: Self.literalEntry),
+      codes.distances.build(
         lengths: lengths[literalCount..<total], entry: Self.distanceEntry)
     else { throw Self.failure("invalid Huffman code lengths") }
-  }
-
-  /// Skips the symbols of a Huffman-coded block up to and including its end-of-block code.
-  private func walkSymbols(
-    _ reader: inout BitReader, literals: HuffmanTable, distances: HuffmanTable
-  ) throws(EngineError) {
-    let literalEntries = literals.entries
-    let distanceEntries = distances.entries
-    let literalMask = UInt64(1 << Self.literalTableBits - 1)
-    let distanceMask = UInt64(1 << Self.distanceTableBits - 1)
-    // While 8 bytes remain from the next one to load, each step starts with at least 56 bits
-    // buffered, all of them the stream's, and takes at most 20 + 28 (a length code with its
-    // extra bits, and a distance code with its), so it needs no end check.
-    while reader.canLoadWord {
-      reader.refillWord()
-      if try Self.skipSymbol(
-        &reader, literals: literals, literalEntries: literalEntries, literalMask: literalMask,
-        distances: distances, distanceEntries: distanceEntries, distanceMask: distanceMask)
-      {
-        return
-      }
-    }
-    // The last bytes: refilled a byte at a time, checked for the end after every step.
-    while true {
-      reader.refill()
-      if try Self.skipSymbol(
-        &reader, literals: literals, literalEntries: literalEntries, literalMask: literalMask,
-        distances: distances, distanceEntries: distanceEntries, distanceMask: distanceMask)
-      {
-        return
-      }
-      guard !reader.isPastEnd else { throw Self.failure("deflate stream ends inside a block") }
-    }
   }
 
   /// Consumes one symbol from the front of `reader`'s buffer: its code and extra bits and,
@@ -201,37 +332,29 @@ final class FinalBlockLocator {
   ///
   /// - Returns: true when the symbol was the end-of-block code.
   /// - Throws: ``EngineError`` for a symbol that no valid block holds.
-  @inline(__always)
-  private static func skipSymbol(
-    _ reader: inout BitReader, literals: HuffmanTable,
-    literalEntries: UnsafeMutablePointer<UInt32>, literalMask: UInt64, distances: HuffmanTable,
-    distanceEntries: UnsafeMutablePointer<UInt32>, distanceMask: UInt64
-  ) throws(EngineError) -> Bool {
-    var entry = literalEntries[Int(reader.buffer & literalMask)]
-    let kind = entry & Self.kindMask
-    if kind == Self.literal {
-      reader.consume(Int(entry & 0xff))
-      return false
-    }
-    if kind == Self.long { entry = literals.decodeLong(reader.buffer) }
+  private static func skipSymbol(_ reader: inout BitReader, codes: BlockCodes)
+    throws(EngineError) -> Bool
+  {
+    var entry = codes.literals.entries[Int(reader.buffer & literalMask)]
+    if entry & kindMask == long & kindMask { entry = codes.literals.decodeLong(reader.buffer) }
     reader.consume(Int(entry & 0xff))
-    switch entry & Self.kindMask {
-    case Self.literal:
+    switch entry & kindMask {
+    case literal & kindMask:
       return false
-    case Self.length:
-      var distanceEntry = distanceEntries[Int(reader.buffer & distanceMask)]
-      if distanceEntry & Self.kindMask == Self.long {
-        distanceEntry = distances.decodeLong(reader.buffer)
+    case length & kindMask:
+      var distanceEntry = codes.distances.entries[Int(reader.buffer & distanceMask)]
+      if distanceEntry & kindMask == long & kindMask {
+        distanceEntry = codes.distances.decodeLong(reader.buffer)
       }
-      guard distanceEntry & Self.kindMask == Self.distance else {
-        throw Self.failure("invalid distance symbol")
+      guard distanceEntry & kindMask == distance & kindMask else {
+        throw failure("invalid distance symbol")
       }
       reader.consume(Int(distanceEntry & 0xff))
       return false
-    case Self.endOfBlock:
+    case endOfBlock & kindMask:
       return true
     default:
-      throw Self.failure("invalid literal/length symbol")
+      throw failure("invalid literal/length symbol")
     }
   }
 
@@ -256,9 +379,14 @@ final class FinalBlockLocator {
     }
   }
 
-  /// A table for literal/length or distance codes: no code is `invalid`, a long one `long`.
-  private static func symbolTable(bits: Int) -> HuffmanTable {
-    HuffmanTable(tableBits: bits, missing: invalid, long: long)
+  /// The literal/length and distance tables of one block.
+  private final class BlockCodes {
+    let literals = HuffmanTable(
+      tableBits: FinalBlockLocator.literalTableBits, missing: FinalBlockLocator.invalid,
+      long: FinalBlockLocator.long)
+    let distances = HuffmanTable(
+      tableBits: FinalBlockLocator.distanceTableBits, missing: FinalBlockLocator.invalid,
+      long: FinalBlockLocator.long)
   }
 
   /// The order of the code length code's lengths in a dynamic header (RFC 1951 section 3.2.7).
