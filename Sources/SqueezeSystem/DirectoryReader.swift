@@ -33,13 +33,25 @@ package enum DirectoryReader {
         let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt16.self))
         guard length > 19, offset + length <= count else { throw SystemError(code: EIO) }
         let type = buffer[offset + 18]
-        let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + 19)..<(offset + length)])
-        let name = Array(nameBytes.prefix { $0 != 0 })
+        // d_name ends at its NUL, within the record (found with memchr, not byte by byte).
+        let start = offset + 19
+        let room = offset + length - start
+        let nul = memchr(buffer.baseAddress! + start, 0, room)
+        let nameLength = nul.map { buffer.baseAddress!.distance(to: $0) - start } ?? room
         offset += length
-        if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] {
+        let dot = UInt8(ascii: ".")
+        if buffer[start] == dot
+          && (nameLength == 1 || (nameLength == 2 && buffer[start + 1] == dot))
+        {
           continue
         }
-        entries.append((RawPath(bytes: name), type))
+        entries.append(
+          (
+            RawPath(
+              bytes: [UInt8](UnsafeRawBufferPointer(rebasing: buffer[start..<(start + nameLength)]))
+            ),
+            type
+          ))
       }
     }
     return entries

@@ -97,15 +97,19 @@ package enum FileKind: Sendable, Hashable {
   case regular, directory, symbolicLink, characterDevice, blockDevice, fifo, socket, unknown
 
   /// The kind the type bits (`S_IFMT`) of `mode` name.
+  ///
+  /// The bits are Linux's (`<sys/stat.h>`, the same on every architecture), written as
+  /// constants: Glibc's Swift names for them are functions called across modules, two to
+  /// seven calls a kind, and a file's kind is asked several times a file.
   package init(mode: mode_t) {
-    switch mode & S_IFMT {
-    case S_IFREG: self = .regular
-    case S_IFDIR: self = .directory
-    case S_IFLNK: self = .symbolicLink
-    case S_IFCHR: self = .characterDevice
-    case S_IFBLK: self = .blockDevice
-    case S_IFIFO: self = .fifo
-    case S_IFSOCK: self = .socket
+    switch mode & 0o170_000 {  // S_IFMT
+    case 0o100_000: self = .regular  // S_IFREG
+    case 0o040_000: self = .directory  // S_IFDIR
+    case 0o120_000: self = .symbolicLink  // S_IFLNK
+    case 0o020_000: self = .characterDevice  // S_IFCHR
+    case 0o060_000: self = .blockDevice  // S_IFBLK
+    case 0o010_000: self = .fifo  // S_IFIFO
+    case 0o140_000: self = .socket  // S_IFSOCK
     default: self = .unknown
     }
   }

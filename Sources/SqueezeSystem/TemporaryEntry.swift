@@ -446,9 +446,11 @@ package struct TemporaryEntry: Sendable {
   package func rename(to finalName: RawPath, _ mode: RelativeLocation.RenameMode)
     throws(SystemError)
   {
-    if let anonymous {
+    // Reached through the optional in place: binding it (`if let`) copied the optional
+    // through its value witnesses, and destroyed the copy, for every output published.
+    if anonymous != nil {
       guard mode == .noReplace else { throw SystemError(code: EINVAL) }
-      try anonymous.link(as: finalName, in: folder.descriptor)
+      try anonymous?.link(as: finalName, in: folder.descriptor)
       return
     }
     try location.rename(to: sibling(named: finalName), mode)

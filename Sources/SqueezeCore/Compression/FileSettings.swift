@@ -64,8 +64,11 @@ package struct FileSettings: Sendable {
   }
 
   /// True when file `name` is copied into its member as stored blocks rather than deflated.
-  func stores(_ name: RawPath) -> Bool {
-    wrapsCompressedNames && GzipNaming.hasCompressedSuffix(name, suffix: plan.naming.suffix)
+  ///
+  /// `name` is made only when names are wrapped (a mirror): beside the sources the answer is
+  /// false without it, and making a listed file's name costs an allocation.
+  func stores(_ name: @autoclosure () -> RawPath) -> Bool {
+    wrapsCompressedNames && GzipNaming.hasCompressedSuffix(name(), suffix: plan.naming.suffix)
   }
 
   /// The file system of `file`'s output when the listing already says it, or nil: beside

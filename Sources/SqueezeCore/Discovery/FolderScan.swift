@@ -111,7 +111,10 @@ private struct EntryReader {
   /// Takes, skips or records one entry.
   mutating func consider(_ entry: (name: RawPath, type: UInt8)) {
     let name = entry.name
-    if entry.type == DirectoryReader.regularFile, let reason = suffixSkip(name) {
+    // A regular file by its listed type is judged by its name before its stat, and only
+    // then (the name decides alone: the stat would not change the answer).
+    let judgedByName = entry.type == DirectoryReader.regularFile
+    if judgedByName, let reason = suffixSkip(name) {
       skipByName(name, reason)
       return
     }
@@ -153,7 +156,7 @@ private struct EntryReader {
     }
     switch status.kind {
     case .regular:
-      if let reason = suffixSkip(name) {
+      if !judgedByName, let reason = suffixSkip(name) {
         skipByName(name, reason)
         return
       }

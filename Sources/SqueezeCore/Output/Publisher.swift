@@ -90,29 +90,22 @@ final class Publisher: Sendable {
       "the file system refuses both RENAME_NOREPLACE and hard links, so squeeze cannot safely name"
   }
 
-  /// A class: batches move these from thread to thread by reference, one retain each, not
-  /// as copies of the request's paths and handles.
-  private final class Waiting: Sendable {
+  /// A request handed in and the completion to call with its outcome.
+  ///
+  /// A struct of two references: the queue and the batches move it by two retains, where a
+  /// class holding the same two (and the publisher's semaphore) cost an allocation and a
+  /// release a file besides.
+  private struct Waiting: Sendable {
     let request: Request
-    /// Called once, on the publisher thread, with the outcome.
+    /// Called once, on the publisher thread, with the outcome (``resume(_:returning:)``).
     let completion: @Sendable (Outcome) -> Void
+  }
 
-    /// Frees the request's place in the queue (``Publisher/capacity``).
-    let permits: DispatchSemaphore
-
-    init(
-      request: Request, completion: @escaping @Sendable (Outcome) -> Void,
-      permits: DispatchSemaphore
-    ) {
-      self.request = request
-      self.completion = completion
-      self.permits = permits
-    }
-
-    func resume(returning outcome: Outcome) {
-      completion(outcome)
-      permits.signal()
-    }
+  /// Calls `waiting`'s completion with `outcome` and frees its place in the queue
+  /// (``capacity``).
+  private func resume(_ waiting: Waiting, returning outcome: Outcome) {
+    waiting.completion(outcome)
+    permits.signal()
   }
 
   private struct State {
@@ -221,7 +214,7 @@ final class Publisher: Sendable {
   /// needs no other thread to do so (completions must not call this).
   func submit(_ request: Request, completion: @escaping @Sendable (Outcome) -> Void) {
     permits.wait()
-    enqueue(Waiting(request: request, completion: completion, permits: permits))
+    enqueue(Waiting(request: request, completion: completion))
   }
 
   /// Publishes `request`, suspending until it is on disk under its final name or has failed.
@@ -247,7 +240,7 @@ final class Publisher: Sendable {
     case .none: break
     case .refuse:
       try? waiting.request.temporary.remove()
-      waiting.resume(returning: .cancelled)
+      resume(waiting, returning: .cancelled)
       afterEachBatch()
     }
   }
@@ -353,7 +346,7 @@ final class Publisher: Sendable {
     if stopRequested.isSet {
       for waiting in batch {
         try? waiting.request.temporary.remove()
-        waiting.resume(returning: .cancelled)
+        resume(waiting, returning: .cancelled)
       }
       return
     }
@@ -368,7 +361,7 @@ final class Publisher: Sendable {
       // Most batches sync without a failure: no lookup (a hash per file) then.
       if !failures.isEmpty, let error = failures[waiting.request.device] {
         try? waiting.request.temporary.remove()
-        waiting.resume(returning: .failed(step: .sync, error))
+        resume(waiting, returning: .failed(step: .sync, error))
         continue
       }
       if !hollow.isEmpty && hollow.contains(waiting.request.device) {
@@ -376,12 +369,12 @@ final class Publisher: Sendable {
           try waiting.request.temporary.sync()
         } catch {
           try? waiting.request.temporary.remove()
-          waiting.resume(returning: .failed(step: .sync, error))
+          resume(waiting, returning: .failed(step: .sync, error))
           continue
         }
       }
       if waiting.request.holdsTemporary {
-        waiting.resume(returning: .published)
+        resume(waiting, returning: .published)
         continue
       }
       do {
@@ -393,12 +386,12 @@ final class Publisher: Sendable {
         {
           renamedAwaitingSync.append(waiting)
         } else {
-          waiting.resume(returning: .published)
+          resume(waiting, returning: .published)
         }
       } catch {
         try? waiting.request.temporary.remove()
         let step: Step = error == NoReplaceRename.refused ? .noSafeRename : .rename
-        waiting.resume(returning: .failed(step: step, error))
+        resume(waiting, returning: .failed(step: step, error))
       }
     }
     guard !renamedAwaitingSync.isEmpty else { return }
@@ -430,9 +423,9 @@ final class Publisher: Sendable {
       }
       if let error = folderFailure {
         // The output is in place, but its folder entry may not be on disk: keep the source.
-        waiting.resume(returning: .failed(step: .syncFolder, error))
+        resume(waiting, returning: .failed(step: .syncFolder, error))
       } else {
-        waiting.resume(returning: .published)
+        resume(waiting, returning: .published)
       }
     }
   }

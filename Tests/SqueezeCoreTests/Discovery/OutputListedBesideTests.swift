@@ -37,6 +37,27 @@ struct OutputListedBesideTests {
 
   /// A folder with no name ending in `.gz` takes a shorter path (no output names are built):
   /// its other compressed names are still skipped as compressed, not compressed again.
+  /// A regular file is judged by its name as soon as it is listed, and nothing else is:
+  /// a followed link is judged by its own name once its stat says it leads to a file, so
+  /// `c.gz` (a link to a plain file) is skipped as compressed and `d` (a link to a
+  /// compressed file) is taken.
+  @Test func followedLinksAreJudgedByTheirOwnNamesAfterTheirStat() throws {
+    let folder = TemporaryFolder("listed-links")
+    for name in ["a.gz", "b.txt"] { try folder.write("in/\(name)", [1, 2, 3]) }
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("in/c.gz"), withDestinationPath: "b.txt")
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.url("in/d"), withDestinationPath: "a.gz")
+    var options = DiscoveryOptions()
+    options.wanted = .uncompressed
+    options.followSymlinks = true
+    let result = Discovery.run(
+      arguments: [RawPath(folder.url("in"))], options: options, bases: BaseDirectories(),
+      namer: TemporaryNamer())
+    #expect(result.files.files.map { result.files.name(of: $0) } == ["b.txt", "d"])
+    #expect(result.skipCounts[.alreadyCompressed] == 2)
+  }
+
   @Test func aFolderWithoutOutputsStillSkipsItsOtherCompressedNames() throws {
     let folder = TemporaryFolder("listed-no-outputs")
     for name in ["a.txt", "b.tgz", "c.Z", "d-gz"] { try folder.write("in/\(name)", [1, 2, 3]) }
