@@ -640,6 +640,46 @@ struct FullDiskTests {
     #expect(TemporaryFolder.files(in: restored).count == 200)
   }
 
+  /// A restored file that an empty folder is in the way of is made durable under its
+  /// temporary name first and takes the folder's place after the files; a full disk that
+  /// stops the run before then leaves the folder, removes the file's temporary, and does not
+  /// count the file done (it counted it before: 25 done with 24 files there, one too few
+  /// not done). The re-run after making room puts the file in the folder's place.
+  @Test func aRestoredFileAFolderIsInTheWayOfIsNotDoneWhenTheDiskFills() throws {
+    let source = TemporaryFolder("full-held-source")
+    try source.write("S/x", Self.contents(999, bytes: 3000))
+    try Self.writeFiles(200, bytes: 3000, into: source.url("S/d"))
+    let made = try SqueezeBinary.run(["-o", source.url("M"), source.url("S/")])
+    try #require(made.status == 0, "\(made.stderrText)")
+    let disk = try SmallDisk("full-held", size: "1m")
+    defer { disk.unmount() }
+    let restored = disk.url("R")
+    try FileManager.default.createDirectory(
+      atPath: restored + "/x", withIntermediateDirectories: true)
+    try disk.fill(leaving: 100 * 1024)
+
+    let stopped = try SqueezeBinary.run(
+      ["-j", "1", "--json", "-d", "-o", restored, source.url("M/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    var isFolder: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: restored + "/x", isDirectory: &isFolder))
+    #expect(isFolder.boolValue, "the folder in the way was replaced")
+    #expect(TemporaryFolder.squeezeTemporaries(under: restored).isEmpty)
+    let names = TemporaryFolder.files(in: restored)
+    #expect(names.count > 10, "\(names.count) files restored")
+    try Self.expectKeptAreDone(
+      stopped, key: "decompressed", kept: names.count, selected: 201,
+      output: { "\(restored)/d/\($0.split(separator: "/").last?.dropLast(3) ?? "")" })
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["-d", "-o", restored, source.url("M/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    #expect(
+      Array(try Data(contentsOf: URL(fileURLWithPath: restored + "/x")))
+        == Self.contents(999, bytes: 3000))
+    #expect(TemporaryFolder.files(in: restored).count == 201)
+  }
+
   @Test func standardOutputOnAFullDiskStopsAtTheFirstFailedWrite() throws {
     let source = TemporaryFolder("full-stdout-source")
     try Self.writeFiles(100, bytes: 5000, into: source.url("S"))

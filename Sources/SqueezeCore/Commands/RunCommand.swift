@@ -260,9 +260,9 @@ package struct RunCommand {
       results.fullDisk = fullDisk
     }
     if results.interrupted {
-      // Outputs waiting for a folder in the way to give way will not take its place now.
-      for entry in results.held { entry.replacement.abandon() }
-      results.held = []
+      // Outputs waiting for a folder in the way to give way will not take its place now,
+      // and their files are not done.
+      results.abandonHeld()
     } else if let mirror, let folders {
       let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
       reporter.lines(lines)
