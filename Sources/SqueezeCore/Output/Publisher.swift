@@ -31,7 +31,7 @@ import Synchronization
 /// and syncs once per batch rather than once per small file.
 ///
 /// A run that stops ends here in one of two ways. A signal asks for a prompt end: what waits
-/// here is removed, not synced (``discardRequested``). A full disk (``FullDisk``) only stops
+/// here is removed, not synced (`discardRequested`). A full disk (``FullDisk``) only stops
 /// files from starting: every temporary handed in is whole, so it is published as any
 /// other (synced before its rename, the last commit made), and the run keeps every output
 /// it finished before the disk filled, as `gzip -r` and `rsync -a` keep theirs.
