@@ -483,6 +483,203 @@ struct FullDiskTests {
     #expect(check.status == 0, "\(check.stderrText)")
   }
 
+  /// How many files ending in `suffix` are in `folder`: what `gzip -rk` or `rsync -a`,
+  /// which stop at their first failed write and remove what they were writing, kept there.
+  static func kept(in folder: String, suffix: String = "") -> Int {
+    TemporaryFolder.files(in: folder).filter { $0.hasSuffix(suffix) }.count
+  }
+
+  /// A run stopped for a full disk counts the outputs it kept as done, and only the rest
+  /// as not done: `files.<key>` is `kept`, `diskFull.notDone` and the line say
+  /// `selected - kept`; the file named first left nothing under its final name `output`.
+  static func expectKeptAreDone(
+    _ result: Shell.Result, key: String, kept: Int, selected: Int,
+    output: (String) -> String
+  ) throws {
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any],
+      "\(result.stdoutText)")
+    let files = try #require(object["files"] as? [String: Any])
+    #expect(files[key] as? Int == kept, "\(result.stderrText)")
+    let full = try #require(object["diskFull"] as? [String: Any])
+    #expect(full["notDone"] as? Int == selected - kept, "\(result.stderrText)")
+    #expect(
+      result.stderrText.contains("the run stopped; \(selected - kept) files not done"),
+      "\(result.stderrText)")
+    let first = try #require(full["first"] as? String)
+    #expect(!FileManager.default.fileExists(atPath: output(first)), "\(first) left an output")
+  }
+
+  /// `-j 1` in place, with room for 25 of 200 outputs: every output finished before the one
+  /// that found no room is kept, as many as `gzip -rk` keeps on the same disk, each whole;
+  /// the one that found no room leaves nothing; the run still stops once with 74, and
+  /// counts the kept ones as done. The re-run after making room finds them up to date.
+  /// Before, the publisher dropped every output not yet renamed: none was kept.
+  @Test func inPlaceWithOneJobTheOutputsFinishedBeforeTheDiskFilledAreKept() throws {
+    let disk = try SmallDisk("full-keep-in-place", size: "1m")
+    defer { disk.unmount() }
+    let folder = disk.url("in")
+    try Self.writeFiles(200, bytes: 3000, into: folder)
+    try disk.fill(leaving: 100 * 1024)
+    let gzip = try Shell.run("/bin/gzip", ["-rk", folder])
+    #expect(gzip.status == 1, "gzip -rk: \(gzip.stderrText)")
+    let byGzip = Self.kept(in: folder, suffix: ".gz")
+    #expect(byGzip > 10, "gzip -rk kept \(byGzip)")
+    for name in TemporaryFolder.files(in: folder) where name.hasSuffix(".gz") {
+      try FileManager.default.removeItem(atPath: "\(folder)/\(name)")
+    }
+
+    let stopped = try SqueezeBinary.run(["-j", "1", "--json", folder])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let (originals, outputs) = try Self.expectNothingLost(200, bytes: 3000, in: folder)
+    #expect(originals == 200)
+    #expect(outputs == byGzip, "squeeze kept \(outputs), gzip -rk \(byGzip)")
+    try Self.expectKeptAreDone(
+      stopped, key: "compressed", kept: outputs, selected: 200, output: { $0 + ".gz" })
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["--json", folder])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [String: Any])
+    #expect(files["upToDate"] as? Int == outputs)
+    #expect(files["compressed"] as? Int == 200 - outputs)
+  }
+
+  /// `-j 1 -o` into a mirror on a disk with room for 25 of 200 outputs: the outputs
+  /// finished before the one that found no room are kept, as many files as `rsync -a` keeps
+  /// on the same disk, each whole; the re-run after making room finds them up to date and
+  /// `--check` is clean. Before, none was kept.
+  @Test func aMirrorWithOneJobKeepsTheOutputsFinishedBeforeTheDiskFilled() throws {
+    let source = TemporaryFolder("full-keep-mirror-source")
+    try Self.writeFiles(200, bytes: 3000, into: source.url("S"))
+    let disk = try SmallDisk("full-keep-mirror", size: "1m")
+    defer { disk.unmount() }
+    try disk.fill(leaving: 100 * 1024)
+    let rsync = try Shell.sh(
+      "rsync -a \(Shell.quote(source.url("S/"))) \(Shell.quote(disk.url("R")))")
+    #expect(rsync.status == 11, "rsync -a: \(rsync.stderrText)")
+    let byRsync = Self.kept(in: disk.url("R"))
+    #expect(byRsync > 10, "rsync -a kept \(byRsync)")
+    try FileManager.default.removeItem(atPath: disk.url("R"))
+
+    let mirror = disk.url("M")
+    let stopped = try SqueezeBinary.run(["-j", "1", "--json", "-o", mirror, source.url("S/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let outputs = TemporaryFolder.files(in: mirror)
+    for output in outputs {
+      let index = try #require(Int(output.dropFirst().dropLast(3)), "\(output)")
+      #expect(try SystemGzip.decompress("\(mirror)/\(output)") == Self.contents(index, bytes: 3000))
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: mirror).isEmpty)
+    #expect(outputs.count == byRsync, "squeeze kept \(outputs.count), rsync -a \(byRsync)")
+    try Self.expectKeptAreDone(
+      stopped, key: "compressed", kept: outputs.count, selected: 200,
+      output: { "\(mirror)/\($0.split(separator: "/").last ?? "").gz" })
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["--json", "-o", mirror, source.url("S/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
+    #expect((object["files"] as? [String: Any])?["upToDate"] as? Int == outputs.count)
+    let check = try SqueezeBinary.run(["--check", "-o", mirror, source.url("S/")])
+    #expect(check.status == 0, "\(check.stderrText)")
+  }
+
+  /// `-j 1 -d -o`: restoring a mirror onto a disk with room for 25 of its 200 files keeps
+  /// the files restored before the one that found no room, as many as `rsync -a` of the
+  /// originals keeps on the same disk, each equal to its original with its modification
+  /// time; the one that found no room leaves nothing. Before, none was kept.
+  @Test func aRestoreWithOneJobKeepsTheFilesRestoredBeforeTheDiskFilled() throws {
+    let source = TemporaryFolder("full-keep-restore-source")
+    try Self.writeFiles(200, bytes: 3000, into: source.url("S"))
+    let made = try SqueezeBinary.run(["-o", source.url("M"), source.url("S/")])
+    try #require(made.status == 0, "\(made.stderrText)")
+    let disk = try SmallDisk("full-keep-restore", size: "1m")
+    defer { disk.unmount() }
+    try disk.fill(leaving: 100 * 1024)
+    let rsync = try Shell.sh(
+      "rsync -a \(Shell.quote(source.url("S/"))) \(Shell.quote(disk.url("C")))")
+    #expect(rsync.status == 11, "rsync -a: \(rsync.stderrText)")
+    let byRsync = Self.kept(in: disk.url("C"))
+    #expect(byRsync > 10, "rsync -a kept \(byRsync)")
+    try FileManager.default.removeItem(atPath: disk.url("C"))
+
+    let restored = disk.url("R")
+    let stopped = try SqueezeBinary.run(
+      ["-j", "1", "--json", "-d", "-o", restored, source.url("M/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let names = TemporaryFolder.files(in: restored)
+    for name in names {
+      let index = try #require(Int(name.dropFirst()), "\(name)")
+      #expect(
+        Array(try Data(contentsOf: URL(fileURLWithPath: "\(restored)/\(name)")))
+          == Self.contents(index, bytes: 3000))
+      var original = stat()
+      var copy = stat()
+      #expect(stat(source.url("S/\(name)"), &original) == 0)
+      #expect(stat("\(restored)/\(name)", &copy) == 0)
+      #expect(
+        copy.st_mtim.tv_sec == original.st_mtim.tv_sec
+          && copy.st_mtim.tv_nsec == original.st_mtim.tv_nsec, "\(name)")
+    }
+    #expect(TemporaryFolder.squeezeTemporaries(under: restored).isEmpty)
+    #expect(names.count == byRsync, "squeeze kept \(names.count), rsync -a \(byRsync)")
+    try Self.expectKeptAreDone(
+      stopped, key: "decompressed", kept: names.count, selected: 200,
+      output: { "\(restored)/\($0.split(separator: "/").last?.dropLast(3) ?? "")" })
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["--json", "-d", "-o", restored, source.url("M/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
+    #expect((object["files"] as? [String: Any])?["upToDate"] as? Int == names.count)
+    #expect(TemporaryFolder.files(in: restored).count == 200)
+  }
+
+  /// A restored file that an empty folder is in the way of is made durable under its
+  /// temporary name first and takes the folder's place after the files; a full disk that
+  /// stops the run before then leaves the folder, removes the file's temporary, and does not
+  /// count the file done (it counted it before: 25 done with 24 files there, one too few
+  /// not done). The re-run after making room puts the file in the folder's place.
+  @Test func aRestoredFileAFolderIsInTheWayOfIsNotDoneWhenTheDiskFills() throws {
+    let source = TemporaryFolder("full-held-source")
+    try source.write("S/x", Self.contents(999, bytes: 3000))
+    try Self.writeFiles(200, bytes: 3000, into: source.url("S/d"))
+    let made = try SqueezeBinary.run(["-o", source.url("M"), source.url("S/")])
+    try #require(made.status == 0, "\(made.stderrText)")
+    let disk = try SmallDisk("full-held", size: "1m")
+    defer { disk.unmount() }
+    let restored = disk.url("R")
+    try FileManager.default.createDirectory(
+      atPath: restored + "/x", withIntermediateDirectories: true)
+    try disk.fill(leaving: 100 * 1024)
+
+    let stopped = try SqueezeBinary.run(
+      ["-j", "1", "--json", "-d", "-o", restored, source.url("M/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    var isFolder: ObjCBool = false
+    #expect(FileManager.default.fileExists(atPath: restored + "/x", isDirectory: &isFolder))
+    #expect(isFolder.boolValue, "the folder in the way was replaced")
+    #expect(TemporaryFolder.squeezeTemporaries(under: restored).isEmpty)
+    let names = TemporaryFolder.files(in: restored)
+    #expect(names.count > 10, "\(names.count) files restored")
+    try Self.expectKeptAreDone(
+      stopped, key: "decompressed", kept: names.count, selected: 201,
+      output: { "\(restored)/d/\($0.split(separator: "/").last?.dropLast(3) ?? "")" })
+
+    try disk.makeRoom()
+    let rerun = try SqueezeBinary.run(["-d", "-o", restored, source.url("M/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    #expect(
+      Array(try Data(contentsOf: URL(fileURLWithPath: restored + "/x")))
+        == Self.contents(999, bytes: 3000))
+    #expect(TemporaryFolder.files(in: restored).count == 201)
+  }
+
   @Test func standardOutputOnAFullDiskStopsAtTheFirstFailedWrite() throws {
     let source = TemporaryFolder("full-stdout-source")
     try Self.writeFiles(100, bytes: 5000, into: source.url("S"))

@@ -242,11 +242,11 @@ package struct RunCommand {
     // A task log whose file system is full stops the run as an output would (FullDisk).
     let stopper = environment.stopper
     environment.diagnostics.log?.whenAWriteFails { error in
-      if error.isOutOfSpace { stopper.stop() }
+      if error.isOutOfSpace { stopper.stopForFullDisk() }
     }
     if folders?.fullDisk != nil {
       // No room for the mirror's folders: no file starts, as after a full-disk failure.
-      environment.stopper.stop()
+      environment.stopper.stopForFullDisk()
     }
     var results = await work(
       prepared, list: list, plan: plan, folders: folders, progress: progress)
@@ -260,9 +260,9 @@ package struct RunCommand {
       results.fullDisk = fullDisk
     }
     if results.interrupted {
-      // Outputs waiting for a folder in the way to give way will not take its place now.
-      for entry in results.held { entry.replacement.abandon() }
-      results.held = []
+      // Outputs waiting for a folder in the way to give way will not take its place now,
+      // and their files are not done.
+      results.abandonHeld()
     } else if let mirror, let folders {
       let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
       reporter.lines(lines)
@@ -458,20 +458,37 @@ struct StoppedEarly: Error {
   var status: ExitStatus
 }
 
-/// Passes a stop request (a signal) to the compressor once there is one.
+/// Passes a stop request (a signal, or a full disk outside the outputs) to the compressor
+/// once there is one.
 final class Stopper: Sendable {
   private let compressor = Lock<ParallelCompressor?>(nil)
+  /// A signal stopped the run.
   private let stopped = AtomicFlag()
+  /// A full disk stopped the run.
+  private let stoppedStarting = AtomicFlag()
 
-  /// Stops the attached compressor now, or the one attached later.
+  /// Stops the attached compressor now, or the one attached later, for a signal: the
+  /// outputs not yet published are removed (``ParallelCompressor/requestStop()``).
   func stop() {
     stopped.set()
     compressor.withLock { $0 }?.requestStop()
   }
 
+  /// Stops the attached compressor now, or the one attached later, for a full disk (the
+  /// task log's, the mirror's folders'): no file starts, the outputs already whole are
+  /// published (``ParallelCompressor/stopStarting()``).
+  func stopForFullDisk() {
+    stoppedStarting.set()
+    compressor.withLock { $0 }?.stopStarting()
+  }
+
   /// Attaches the run's compressor (stopping it at once if a stop came before).
   func attach(_ compressor: ParallelCompressor) {
     self.compressor.withLock { $0 = compressor }
-    if stopped.isSet { compressor.requestStop() }
+    if stopped.isSet {
+      compressor.requestStop()
+    } else if stoppedStarting.isSet {
+      compressor.stopStarting()
+    }
   }
 }

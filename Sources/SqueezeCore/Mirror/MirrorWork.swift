@@ -157,7 +157,7 @@ struct MirrorWork {
     if results.fullDisk != nil {
       // A link or a further name found no room: the run stops here, as it does when an
       // output finds none (nothing pruned, no folder given its times; the re-run does it).
-      abandonHeld(&results)
+      results.abandonHeld()
       return report.lines
     }
     if settings.deletes {
@@ -172,7 +172,7 @@ struct MirrorWork {
           // No room: the run stops here, said once (FullDisk), nothing pruned.
           results.fullDisk = full
           results.interrupted = true
-          abandonHeld(&results)
+          results.abandonHeld()
           return report.lines
         }
         results.deletionsSkipped = true
@@ -251,16 +251,6 @@ struct MirrorWork {
     return FullDisk(
       path: mirror, error: error,
       cause: "'\(mirror.displayString)': cannot sync to disk: \(error)")
-  }
-
-  /// Outputs waiting for a folder in the way to give way do not take its place: the run
-  /// stopped. Their temporaries are removed and they are not done after all.
-  private func abandonHeld(_ results: inout RunResults) {
-    for entry in results.held {
-      entry.replacement.abandon()
-      results.done -= 1
-    }
-    results.held = []
   }
 
   /// Syncs the file system holding `folder` (`syncfs(2)`); where that commits nothing

@@ -5,10 +5,12 @@ import SqueezeSystem
 ///
 /// On a full disk every further file fails the same way: going on through the tree prints a
 /// line per file (8,379 on a 2 MiB tmpfs) and hides the one fact that matters, so the first
-/// such failure stops the run as a signal does (``ParallelCompressor/requestStop()``): no
-/// new file starts, the files in flight end and their temporaries are removed, `--rm`
-/// removes no original whose output is not whole. The run then says it once (``message(notDone:)``),
-/// prints its summary as an interrupted run does, and exits with
+/// such failure stops the run (``ParallelCompressor/stopStarting()``): no new file starts,
+/// the files still being written stop at their next chunk and their temporaries are
+/// removed, `--rm` removes no original whose output is not whole. Unlike a signal's stop,
+/// the outputs already whole are published as usual (``Publisher``), so the files finished
+/// before the disk filled are done, as `gzip -r` keeps them. The run then says it once
+/// (``message(notDone:)``), prints its summary as an interrupted run does, and exits with
 /// ``ExitStatus/outOfSpace``. gzip and pigz also stop at their first failed write; rsync
 /// stops with its status 11. With `--rm` the run first lets the files in flight remove
 /// their sources, as `gzip -r` frees room as it goes, and tries the file once more

@@ -29,6 +29,12 @@ import Synchronization
 /// while on a real disk) never takes a thread from Swift's cooperative pool. A batch is
 /// gathered for up to a millisecond after the first request arrives, so the thread wakes
 /// and syncs once per batch rather than once per small file.
+///
+/// A run that stops ends here in one of two ways. A signal asks for a prompt end: what waits
+/// here is removed, not synced (`discardRequested`). A full disk (``FullDisk``) only stops
+/// files from starting: every temporary handed in is whole, so it is published as any
+/// other (synced before its rename, the last commit made), and the run keeps every output
+/// it finished before the disk filled, as `gzip -r` and `rsync -a` keep theirs.
 final class Publisher: Sendable {
   /// One temporary to publish.
   ///
@@ -132,8 +138,10 @@ final class Publisher: Sendable {
   private let permits: DispatchSemaphore
   /// How many requests may be handed in and not yet done at once.
   let capacity: Int
-  /// Set when the run must stop (a signal): pending temporaries are removed, not published.
-  private let stopRequested: AtomicFlag
+  /// Set when a signal stops the run: pending temporaries are removed, not published. A run
+  /// stopped for a full disk does not set it: what was handed in is whole, and is published
+  /// (``FullDisk``).
+  private let discardRequested: AtomicFlag
   /// Number of `syncfs` calls made (for tests and diagnostics).
   private let syncCount = Atomic<Int>(0)
   /// The file system registered last (``registerFileSystem(_:using:)``), plus one (0:
@@ -158,16 +166,17 @@ final class Publisher: Sendable {
   /// Starts the publishing thread.
   ///
   /// - Parameters:
-  ///   - stopRequested: when set, everything not yet renamed is removed instead.
+  ///   - discardRequested: when set (a signal), everything not yet renamed is removed
+  ///     instead, and the last commit is not made.
   ///   - capacity: how many requests may be handed in and not yet done; ``submit(_:completion:)``
   ///     waits while that many are.
   ///   - afterEachBatch: called once after each batch's completions (on the publisher's
   ///     thread, or on the submitting thread for a request refused at shutdown).
   init(
-    stopRequested: AtomicFlag, capacity: Int = Publisher.defaultCapacity,
+    discardRequested: AtomicFlag, capacity: Int = Publisher.defaultCapacity,
     afterEachBatch: @escaping @Sendable () -> Void = {}
   ) {
-    self.stopRequested = stopRequested
+    self.discardRequested = discardRequested
     self.afterEachBatch = afterEachBatch
     self.capacity = max(1, capacity)
     permits = DispatchSemaphore(value: max(1, capacity))
@@ -271,7 +280,7 @@ final class Publisher: Sendable {
   /// returns when it has.
   ///
   /// - Returns: the error of the last commit (`syncfs`) when it failed: the renames of the
-  ///   last batch may then not be on disk. Nil when it succeeded or the run was stopped.
+  ///   last batch may then not be on disk. Nil when it succeeded or a signal stopped the run.
   @discardableResult
   func shutdown() async -> SystemError? {
     await withCheckedContinuation { (continuation: CheckedContinuation<SystemError?, Never>) in
@@ -324,7 +333,7 @@ final class Publisher: Sendable {
         for waiter in drained { waiter.resume() }
         wakeup.wait()
       case .finish(let waiter):
-        let failure = stopRequested.isSet ? nil : syncAll(devices: nil).values.first
+        let failure = discardRequested.isSet ? nil : syncAll(devices: nil).values.first
         let descriptors = state.withLock { state -> [Int32] in
           defer { state.syncDescriptors = [:] }
           return Array(state.syncDescriptors.values)
@@ -343,7 +352,7 @@ final class Publisher: Sendable {
 
   /// Syncs the file systems of `batch`, then renames each temporary into place.
   private func publishBatch(_ batch: [Waiting]) {
-    if stopRequested.isSet {
+    if discardRequested.isSet {
       for waiting in batch {
         try? waiting.request.temporary.remove()
         resume(waiting, returning: .cancelled)

@@ -35,12 +35,17 @@ enum BlockingReplay {
   /// publisher's last commit (when the run ends) still covers the renames of files without
   /// `--rm` elsewhere.
   ///
+  /// - Parameters:
+  ///   - request: the whole temporary and its final name.
+  ///   - publisher: the run's publisher, for its rename and what it knows of FUSE.
+  ///   - discard: set when a signal stopped the run: the temporary is removed, not
+  ///     published (``Publisher``); a full disk leaves it clear.
   /// - Returns: what became of it, as ``Publisher/Outcome``; the temporary is removed on
   ///   every path but success.
   static func publish(
-    _ request: Publisher.Request, publisher: Publisher, stop: AtomicFlag
+    _ request: Publisher.Request, publisher: Publisher, discard: AtomicFlag
   ) -> Publisher.Outcome {
-    if stop.isSet {
+    if discard.isSet {
       try? request.temporary.remove()
       return .cancelled
     }

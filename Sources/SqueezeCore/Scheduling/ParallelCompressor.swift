@@ -48,9 +48,11 @@ import Synchronization
 // Errors and cancellation. A file's failure is recorded and the run goes on (one bad file
 // never stops a backup), unless its output's file system is full (`FullDisk`: every further
 // file would fail alike). A stop request (SIGINT, SIGTERM, SIGHUP, or that first full-disk
-// failure) sets the run's stop flag and closes the slots: no new file or chunk starts,
-// running compressions stop at their next chunk and remove their temporaries, and the
-// publisher removes whatever it has not renamed yet. With `--rm` a full disk pauses the
+// failure) sets the run's stop flag and closes the slots: no new file or chunk starts, and
+// running compressions stop at their next chunk and remove their temporaries. After a
+// signal the publisher removes whatever it has not renamed yet (`discard`); after a full
+// disk it publishes the outputs already whole, so the files finished before the disk
+// filled are done, as with `gzip -r`. With `--rm` a full disk pauses the
 // run instead (`paused`): no new file starts, the files in flight finish and are published,
 // their sources removed, which frees room as `gzip -r` does; then the file that failed is
 // tried once more, alone, and the run goes on if it fits, or stops if it does not
@@ -97,8 +99,11 @@ actor ParallelCompressor {
   nonisolated let tracker: TaskTracker
   /// Progress for the reporter.
   nonisolated let feed: ProgressFeed
-  /// Set to stop the run (signals).
+  /// Set to stop the run (signals, a full disk): no new file or chunk starts.
   nonisolated let stop: AtomicFlag
+  /// Set when a signal stops the run: the outputs not yet renamed are removed, not
+  /// published (``Publisher``). A full disk leaves it clear.
+  nonisolated let discard = AtomicFlag()
   /// Bounds compressions (files and chunks) in flight to `jobs`.
   nonisolated let slots: WorkSlots
   /// Lets one file of several chunks feed its chunks at a time.
@@ -169,7 +174,7 @@ actor ParallelCompressor {
     self.outcomes = outcomes
     // The publisher's completions post their outcomes without waking the actor
     // (`handOver`); one wake-up after each batch records them all.
-    publisher = Publisher(stopRequested: stop, afterEachBatch: { outcomes.wake() })
+    publisher = Publisher(discardRequested: discard, afterEachBatch: { outcomes.wake() })
     workspaces = WorkspacePool(
       engine: work.settings.engine, level: work.settings.level,
       chunking: work.configuration.chunking)
@@ -182,8 +187,16 @@ actor ParallelCompressor {
       cleaner: TemporaryCleaner(namer: namer), plan: work.plan)
   }
 
-  /// Stops the run: no new file or chunk starts; running ones stop at their next chunk.
+  /// Stops the run for a signal: no new file or chunk starts, running ones stop at their
+  /// next chunk, and the outputs not yet renamed are removed (``discard``).
   nonisolated func requestStop() {
+    discard.set()
+    stopStarting()
+  }
+
+  /// Stops the run for a full disk (``FullDisk``): no new file or chunk starts, running ones
+  /// stop at their next chunk; the outputs already whole are still published.
+  nonisolated func stopStarting() {
     stop.set()
     slots.close()
     bigFileGate.close()
@@ -300,7 +313,7 @@ actor ParallelCompressor {
   /// File `index` found no room even alone, after the outputs in flight freed what they
   /// could: it fails, and the run stops for a full disk (``FullDisk``).
   private func giveUp(_ index: Int, _ failure: FileFailure) {
-    requestStop()
+    stopStarting()
     results.failures.append((displayPath(of: index), failure))
     results.failedFiles.insert(index)
     feed.fileDone(failed: true)
@@ -319,14 +332,14 @@ actor ParallelCompressor {
     return true
   }
 
-  /// Stops the run for `failure`, a full disk: at once (``requestStop()``), or when it is
+  /// Stops the run for `failure`, a full disk: at once (``stopStarting()``), or when it is
   /// tried again (``retries(_:)``) pauses it (``paused``) so the files in flight can free
   /// their sources' room first.
   nonisolated func stopForFullDisk(_ failure: FileFailure) {
     if retries(failure) {
       paused.store(true, ordering: .releasing)
     } else {
-      requestStop()
+      stopStarting()
     }
   }
 
@@ -658,7 +671,8 @@ actor ParallelCompressor {
     switch processed {
     case .success(.prepared(let ready)):
       if strategy.blocksPoolThreads {
-        let publication = BlockingReplay.publish(ready.request, publisher: publisher, stop: stop)
+        let publication = BlockingReplay.publish(
+          ready.request, publisher: publisher, discard: discard)
         conclude(task, index: index, outcome(of: ready, publication))
         return
       }
@@ -841,10 +855,10 @@ actor ParallelCompressor {
       results.failedFiles.insert(index)
       feed.fileDone(failed: true)
       if failure.outOfSpaceOutput != nil {
-        // Every further file would fail the same way: stop as a signal does (FullDisk).
+        // Every further file would fail the same way: stop starting files (FullDisk).
         if results.fullDisk == nil {
           results.fullDisk = FullDisk(file: displayPath(of: index), failure: failure)
-          requestStop()
+          stopStarting()
         } else {
           results.fullDisk?.failedFiles += 1
         }

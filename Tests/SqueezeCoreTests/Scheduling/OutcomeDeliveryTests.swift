@@ -104,7 +104,7 @@ final class Completions: Sendable {
     defer { close(base) }
     let completions = Completions()
     let publisher = Publisher(
-      stopRequested: AtomicFlag(),
+      discardRequested: AtomicFlag(),
       afterEachBatch: { completions.state.withLock { $0.seenByHook.append($0.done) } })
     let namer = TemporaryNamer()
     let handle = FolderHandle(borrowing: base)
@@ -144,7 +144,7 @@ final class Completions: Sendable {
     let base = try FileDescriptor.open(RawPath(folder.path), flags: .folder, symlinks: .always)
       .release()
     defer { close(base) }
-    let publisher = Publisher(stopRequested: AtomicFlag())
+    let publisher = Publisher(discardRequested: AtomicFlag())
     let request = try Self.request(
       "f", in: FolderHandle(borrowing: base), base: base, namer: TemporaryNamer(),
       publisher: nil)
