@@ -20,28 +20,10 @@ struct FullDiskProgressTests {
   static func compress(_ arguments: [String]) async throws -> (
     results: RunResults, progress: ProgressFeed.Snapshot, bytesTotal: Int64
   ) {
-    guard case .success(.run(let options)) = CommandLineParser.parse(arguments.map { RawPath($0) })
-    else {
-      Issue.record("\(arguments) did not parse as a run")
-      throw CancellationError()
-    }
-    let configuration = RunConfiguration(options: options)
-    let settings = configuration.settings(mirrorBase: nil)
-    let bases = BaseDirectories()
-    let namer = TemporaryNamer()
-    let list = Discovery.run(
-      arguments: configuration.paths, options: configuration.selection, bases: bases,
-      namer: namer
-    ).files
-    let plan = await RunPlan.make(
-      list: list, settings: settings, bases: bases, linksHardLinks: true,
-      width: configuration.jobs)
     let feed = ProgressFeed()
-    let compressor = ParallelCompressor(
-      work: ParallelCompressor.Work(
-        configuration: configuration, settings: settings, list: list, bases: bases, plan: plan,
-        folders: nil),
-      tracker: TaskTracker(), feed: feed, stop: AtomicFlag(), namer: namer)
+    let run = try await InProcessRun.make(arguments, feed: feed)
+    let compressor = run.compressor
+    let plan = run.plan
     let results = await compressor.processAll()
     feed.finish()
     return (results, feed.drain(), plan.progressTotals.bytes)

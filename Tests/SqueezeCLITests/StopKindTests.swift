@@ -30,29 +30,10 @@ import Testing
   ) {
     let folder = TemporaryFolder("stop-kind")
     try folder.write("S/a", [1, 2, 3])
-    guard
-      case .success(.run(let options)) = CommandLineParser.parse([RawPath(folder.url("S"))])
-    else {
-      Issue.record("the arguments did not parse as a run")
-      throw CancellationError()
-    }
-    let configuration = RunConfiguration(options: options)
-    let settings = configuration.settings(mirrorBase: nil)
-    let bases = BaseDirectories()
-    let namer = TemporaryNamer()
-    let list = Discovery.run(
-      arguments: configuration.paths, options: configuration.selection, bases: bases,
-      namer: namer
-    ).files
-    let plan = await RunPlan.make(
-      list: list, settings: settings, bases: bases, linksHardLinks: true,
-      width: configuration.jobs)
-    let flag = AtomicFlag()
-    let compressor = ParallelCompressor(
-      work: ParallelCompressor.Work(
-        configuration: configuration, settings: settings, list: list, bases: bases, plan: plan,
-        folders: nil),
-      tracker: TaskTracker(), feed: ProgressFeed(), stop: flag, namer: namer)
+    let run = try await InProcessRun.make([folder.url("S")])
+    let compressor = run.compressor
+    let namer = run.namer
+    let flag = run.stop
     let stopper = Stopper()
     stopper.attach(compressor)
     switch stop {

@@ -62,6 +62,38 @@ func zlibInflate(_ stream: [UInt8]) throws -> [UInt8] {
   return result
 }
 
+/// `data` compressed as one chunk in one call by `deflater` (no dictionary).
+func deflateOnce(_ data: some ContiguousBytes, with deflater: any ChunkDeflater, isLast: Bool)
+  throws -> [UInt8]
+{
+  try data.withUnsafeBytes { raw in
+    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: raw.count))
+    let produced = try output.withUnsafeMutableBytes { out in
+      try deflater.deflate(
+        chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: isLast,
+        into: out)
+    }
+    return Array(output[..<produced])
+  }
+}
+
+/// `data` as libdeflate writes it at `level` in one `libdeflate_deflate_compress` call: a
+/// complete raw deflate stream.
+func libdeflateCompress(_ data: some ContiguousBytes, level: Int) throws -> [UInt8] {
+  let compressor = try #require(libdeflate_alloc_compressor(Int32(level)))
+  defer { libdeflate_free_compressor(compressor) }
+  return try data.withUnsafeBytes { raw in
+    var output = [UInt8](
+      repeating: 0, count: libdeflate_deflate_compress_bound(compressor, raw.count))
+    let produced = output.withUnsafeMutableBytes { out in
+      libdeflate_deflate_compress(
+        compressor, raw.baseAddress, raw.count, out.baseAddress, out.count)
+    }
+    try #require(produced > 0)
+    return Array(output[..<produced])
+  }
+}
+
 /// Inflates `stream` with `inflater`, fed in pieces of `piece` bytes, into a buffer of
 /// `outputSize` bytes at a time; also returns the bytes left unused after the stream ended.
 func inflate(
@@ -104,50 +136,17 @@ func inflate(
   @Test("every chunk but the last ends with the sync marker", arguments: [Engine.fast, .zlib])
   func chunksEndWithTheSyncMarker(engine: Engine) throws {
     let data = TestData.text(200_000)
-    let deflater = try engine.makeDeflater(level: 6)
-    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
-    let produced = try data.withUnsafeBytes { raw in
-      try output.withUnsafeMutableBytes { out in
-        try deflater.deflate(
-          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: false,
-          into: out)
-      }
-    }
-    #expect(Array(output[(produced - 4)..<produced]) == SyncMarker.bytes)
-  }
-
-  /// `data` compressed as one chunk by `deflater`.
-  func deflateChunk(_ data: ArraySlice<UInt8>, with deflater: any ChunkDeflater, isLast: Bool)
-    throws -> [UInt8]
-  {
-    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
-    let produced = try data.withUnsafeBytes { raw in
-      try output.withUnsafeMutableBytes { out in
-        try deflater.deflate(
-          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: isLast,
-          into: out)
-      }
-    }
-    return Array(output[..<produced])
+    let output = try deflateOnce(data, with: try engine.makeDeflater(level: 6), isLast: false)
+    #expect(Array(output.suffix(4)) == SyncMarker.bytes)
   }
 
   /// `data` as libdeflate's level 1 writes it in one call, then reopened unless `isLast`:
   /// one stream for the whole chunk.
   func oneStream(_ data: ArraySlice<UInt8>, isLast: Bool) throws -> [UInt8] {
-    let compressor = try #require(libdeflate_alloc_compressor(1))
-    defer { libdeflate_free_compressor(compressor) }
-    var output = [UInt8](
-      repeating: 0,
-      count: libdeflate_deflate_compress_bound(compressor, data.count)
-        + LibdeflateDeflater.reopeningRoom)
-    let produced = data.withUnsafeBytes { raw in
-      output.withUnsafeMutableBytes { out in
-        libdeflate_deflate_compress(
-          compressor, raw.baseAddress, raw.count, out.baseAddress, out.count)
-      }
-    }
-    try #require(produced > 0)
-    if isLast { return Array(output[..<produced]) }
+    var output = try libdeflateCompress(data, level: 1)
+    if isLast { return output }
+    let produced = output.count
+    output += [UInt8](repeating: 0, count: LibdeflateDeflater.reopeningRoom)
     let location = try output[..<produced].withUnsafeBytes { try FinalBlockLocator().locate($0) }
     let length = output.withUnsafeMutableBytes {
       LibdeflateDeflater.reopen($0, location: location)
@@ -163,7 +162,7 @@ func inflate(
     let data = TestData.text(250_000, seed: 5)[...]
     let middle = 125_000
     for deflater in [try LibdeflateDeflater(level: 1), try Engine.fast.makeDeflater(level: 3)] {
-      let whole = try deflateChunk(data, with: deflater, isLast: false)
+      let whole = try deflateOnce(data, with: deflater, isLast: false)
       let halves =
         try oneStream(data[..<middle], isLast: false)
         + oneStream(data[middle...], isLast: false)
@@ -171,24 +170,24 @@ func inflate(
       let isHalves = whole == halves
       #expect(isHalves)
       // It restores as part of a file: an empty last chunk ends the stream.
-      let stream = whole + (try deflateChunk([], with: deflater, isLast: true))
+      let stream = whole + (try deflateOnce([], with: deflater, isLast: true))
       let restored = try inflate(stream, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
       let restoresTheData = restored.finished && restored.data == Array(data)
       #expect(restoresTheData)
       // A byte under 128 KiB, and the last chunk at any length: one stream.
       let short = data[..<(128 << 10 - 1)]
       let shortIsOneStream =
-        try deflateChunk(short, with: deflater, isLast: false) == oneStream(short, isLast: false)
+        try deflateOnce(short, with: deflater, isLast: false) == oneStream(short, isLast: false)
       #expect(shortIsOneStream)
       let lastIsOneStream =
-        try deflateChunk(data, with: deflater, isLast: true) == oneStream(data, isLast: true)
+        try deflateOnce(data, with: deflater, isLast: true) == oneStream(data, isLast: true)
       #expect(lastIsOneStream)
     }
     // At libdeflate's other levels a long chunk is one stream: its first half compressed
     // alone is not where it starts.
     let six = try LibdeflateDeflater(level: 6)
-    let wholeAtSix = try deflateChunk(data, with: six, isLast: false)
-    let firstHalfAtSix = try deflateChunk(data[..<middle], with: six, isLast: false)
+    let wholeAtSix = try deflateOnce(data, with: six, isLast: false)
+    let firstHalfAtSix = try deflateOnce(data[..<middle], with: six, isLast: false)
     #expect(!wholeAtSix.starts(with: firstHalfAtSix))
   }
 

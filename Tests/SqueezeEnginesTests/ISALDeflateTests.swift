@@ -14,21 +14,6 @@ import Testing
   /// The levels the map gives ISA-L a part of.
   static let isalLevels = [1, 2]
 
-  /// Compresses `data` in one call with `deflater`.
-  static func deflateOnce(_ data: [UInt8], with deflater: any ChunkDeflater, isLast: Bool)
-    throws -> [UInt8]
-  {
-    var output = [UInt8](repeating: 0, count: deflater.bound(chunkLength: data.count))
-    let produced = try data.withUnsafeBytes { raw in
-      try output.withUnsafeMutableBytes { out in
-        try deflater.deflate(
-          chunk: raw, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isLast: isLast,
-          into: out)
-      }
-    }
-    return Array(output[..<produced])
-  }
-
   @Test(
     "ISA-L's chunks join into one deflate stream both inflaters read",
     arguments: isalLevels,
@@ -96,14 +81,14 @@ import Testing
     let data = TestData.text(size, seed: 7)
     let engine = try Engine.fast.makeDeflater(level: level)
     for isLast in [true, false] {
-      let written = try Self.deflateOnce(data, with: engine, isLast: isLast)
+      let written = try deflateOnce(data, with: engine, isLast: isLast)
       let expected: [UInt8]
       switch FastLevels.library(forLevel: level, chunkLength: size) {
       case .isal:
         let isalLevel = try #require(FastLevels.isal(forLevel: level)?.isalLevel)
-        expected = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
+        expected = try deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
       default:
-        expected = try Self.deflateOnce(
+        expected = try deflateOnce(
           data, with: LibdeflateDeflater(level: FastLevels.libdeflateLevel(forLevel: level)),
           isLast: isLast)
       }
@@ -116,7 +101,7 @@ import Testing
     arguments: [1, 2, 3], [Engine.fast, .zlib])
   func chunksEndWithTheSyncMarker(isalLevel: Int, reader: Engine) throws {
     let data = TestData.text(250_000, seed: 3)
-    let chunk = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: false)
+    let chunk = try deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: false)
     #expect(Array(chunk.suffix(4)) == SyncMarker.bytes)
     let inflater = try reader.makeInflater()
     let result = try inflate(chunk, with: inflater, piece: 1 << 20)
@@ -124,7 +109,7 @@ import Testing
     #expect(!result.finished)
     #expect(inflater.endsOnByteAlignedBlockBoundary)
     // The last chunk ends the stream instead.
-    let last = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: true)
+    let last = try deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: true)
     #expect(try zlibInflate(last) == data)
   }
 
@@ -134,7 +119,7 @@ import Testing
     let deflater = try ISALDeflater(level: 1)
     for start in stride(from: 0, to: data.count, by: 100_000) {
       let piece = Array(data[start..<(start + 100_000)])
-      let chunk = try Self.deflateOnce(piece, with: deflater, isLast: false)
+      let chunk = try deflateOnce(piece, with: deflater, isLast: false)
       let result = try inflate(chunk, with: try Engine.fast.makeInflater(), piece: 1 << 20)
       #expect(result.data == piece, "chunk at \(start)")
     }
@@ -209,12 +194,12 @@ import Testing
       let allocated = try ISALDeflater(level: isalLevel)
       for (index, chunk) in chunks.enumerated() {
         for isLast in [false, true] {
-          let expected = try Self.deflateOnce(chunk, with: allocated, isLast: isLast)
+          let expected = try deflateOnce(chunk, with: allocated, isLast: isLast)
           #expect(
-            try Self.deflateOnce(chunk, with: atRight, isLast: isLast) == expected,
+            try deflateOnce(chunk, with: atRight, isLast: isLast) == expected,
             "chunk \(index), isLast \(isLast): the stream at the right slot's address")
           #expect(
-            try Self.deflateOnce(chunk, with: atWrong, isLast: isLast) == expected,
+            try deflateOnce(chunk, with: atWrong, isLast: isLast) == expected,
             "chunk \(index), isLast \(isLast): the stream at another address")
           let restored = try inflate(expected, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
           #expect(restored.data == chunk)
@@ -241,7 +226,7 @@ import Testing
   func shortChunksAreStoredAtLevelsOneAndTwo(isalLevel: Int, size: Int) throws {
     let data = TestData.text(size, seed: 9)
     for isLast in [false, true] {
-      let written = try Self.deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
+      let written = try deflateOnce(data, with: ISALDeflater(level: isalLevel), isLast: isLast)
       let restored = try inflate(written, with: try Engine.zlib.makeInflater(), piece: 1 << 20)
       #expect(restored.data == data)
       let stored = StoredBlocks.size(ofLength: size, isLast: isLast)
@@ -275,6 +260,6 @@ import Testing
     }
     // The compressor is still usable afterwards.
     let text = TestData.text(100_000, seed: 5)
-    #expect(try zlibInflate(Self.deflateOnce(text, with: deflater, isLast: true)) == text)
+    #expect(try zlibInflate(deflateOnce(text, with: deflater, isLast: true)) == text)
   }
 }
