@@ -489,6 +489,17 @@ struct FullDiskTests {
     TemporaryFolder.files(in: folder).filter { $0.hasSuffix(suffix) }.count
   }
 
+  /// How many files of `source` `rsync -a` copies into `copy` before the disk fills (it stops
+  /// with status 11 and removes what it was writing); the copy is removed again.
+  static func keptByRsync(_ source: String, into copy: String) throws -> Int {
+    let rsync = try Shell.sh("rsync -a \(Shell.quote(source)) \(Shell.quote(copy))")
+    #expect(rsync.status == 11, "rsync -a: \(rsync.stderrText)")
+    let kept = Self.kept(in: copy)
+    #expect(kept > 10, "rsync -a kept \(kept)")
+    try FileManager.default.removeItem(atPath: copy)
+    return kept
+  }
+
   /// A run stopped for a full disk counts the outputs it kept as done, and only the rest
   /// as not done: `files.<key>` is `kept`, `diskFull.notDone` and the line say
   /// `selected - kept`; the file named first left nothing under its final name `output`.
@@ -557,12 +568,7 @@ struct FullDiskTests {
     let disk = try SmallDisk("full-keep-mirror", size: "1m")
     defer { disk.unmount() }
     try disk.fill(leaving: 100 * 1024)
-    let rsync = try Shell.sh(
-      "rsync -a \(Shell.quote(source.url("S/"))) \(Shell.quote(disk.url("R")))")
-    #expect(rsync.status == 11, "rsync -a: \(rsync.stderrText)")
-    let byRsync = Self.kept(in: disk.url("R"))
-    #expect(byRsync > 10, "rsync -a kept \(byRsync)")
-    try FileManager.default.removeItem(atPath: disk.url("R"))
+    let byRsync = try Self.keptByRsync(source.url("S/"), into: disk.url("R"))
 
     let mirror = disk.url("M")
     let stopped = try SqueezeBinary.run(["-j", "1", "--json", "-o", mirror, source.url("S/")])
@@ -600,12 +606,7 @@ struct FullDiskTests {
     let disk = try SmallDisk("full-keep-restore", size: "1m")
     defer { disk.unmount() }
     try disk.fill(leaving: 100 * 1024)
-    let rsync = try Shell.sh(
-      "rsync -a \(Shell.quote(source.url("S/"))) \(Shell.quote(disk.url("C")))")
-    #expect(rsync.status == 11, "rsync -a: \(rsync.stderrText)")
-    let byRsync = Self.kept(in: disk.url("C"))
-    #expect(byRsync > 10, "rsync -a kept \(byRsync)")
-    try FileManager.default.removeItem(atPath: disk.url("C"))
+    let byRsync = try Self.keptByRsync(source.url("S/"), into: disk.url("C"))
 
     let restored = disk.url("R")
     let stopped = try SqueezeBinary.run(
