@@ -68,3 +68,36 @@ package enum ProcessControl {
     }
   }
 }
+
+/// Grows this process's descriptor table once, at start, while the process has one thread.
+///
+/// Linux grows a process's descriptor table when a new descriptor's number does not fit
+/// (doubling it: 64, 128, 256 ...), and when the table is shared by several threads it waits
+/// for an RCU grace period before it frees the old one (`expand_fdtable` in `fs/file.c`:
+/// `synchronize_rcu()` while the files are shared). Every thread that opens a file meanwhile
+/// waits too. A run holds many descriptors at once (each output waiting for the publisher
+/// keeps its folder open, up to 1,024 of them), and on `tiny/` of the benchmark corpus `perf
+/// record -e sched:sched_switch` found the compression threads of a two-core run both
+/// blocked in `expand_files` for about 10 ms at a time, as the table grew during the run's
+/// first files. A process with one thread grows its table without that wait, and a table
+/// never shrinks: so ``reserve()`` opens one descriptor at number ``reservedCount`` - 1 (or
+/// below the soft `RLIMIT_NOFILE`) and closes it, before the concurrency runtime starts a
+/// thread. The table then costs 8 bytes a descriptor (32 KiB) and the run's descriptors
+/// never make it grow again unless it needs more.
+public enum DescriptorTable {
+  /// Descriptors the table is grown to hold: 4,096.
+  public static let reservedCount = 4096
+
+  /// Grows the table to ``reservedCount`` descriptors, or to the soft `RLIMIT_NOFILE` if it is
+  /// lower. Call first thing in `main`, after ``StandardDescriptors/reserve()`` (which makes
+  /// descriptor 0 valid), before anything starts a thread. Nothing is left open, and no
+  /// descriptor the process inherited is touched (`F_DUPFD` takes the lowest free number at
+  /// or above the one asked for).
+  public static func reserve() {
+    let limit = ProcessControl.openFileLimit ?? UInt64(reservedCount)
+    let count = Int(min(limit, UInt64(reservedCount)))
+    guard count > 64 else { return }
+    let descriptor = fcntl(0, F_DUPFD_CLOEXEC, Int32(count - 1))
+    if descriptor >= 0 { close(descriptor) }
+  }
+}

@@ -35,6 +35,24 @@ import Testing
     }
   }
 
+  /// The descriptor table is grown once at start, while squeeze has one thread
+  /// (`DescriptorTable`): a running squeeze's `FDSize` (`/proc/PID/status`, the slots of its
+  /// table) is 4,096, or the soft `RLIMIT_NOFILE` when that is lower. Before, the table grew
+  /// as the run opened files (256 here for `-c`), and every growth with threads running waits
+  /// for an RCU grace period.
+  @Test(arguments: [nil, 512])
+  func theDescriptorTableIsGrownBeforeTheFirstThread(limit: Int?) throws {
+    let lower = limit.map { "ulimit -n \($0); " } ?? ""
+    let result = try Shell.sh(
+      lower
+        + "echo limit $(ulimit -n); sleep 2 | \(Shell.quote(SqueezeBinary.path)) -c >/dev/null & "
+        + "pid=$!; sleep 0.5; grep FDSize /proc/$pid/status; wait")
+    #expect(result.status == 0, "\(result.stderrText)")
+    let words = result.stdoutText.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+    let shellLimit = try #require(words.count == 4 ? Int(words[1]) : nil, "\(result.stdoutText)")
+    #expect(words.count == 4 && words[3] == "\(min(shellLimit, 4096))", "\(result.stdoutText)")
+  }
+
   @Test func eachSmallFileCostsTenSystemCallsAndNoFsync() throws {
     let folder = TemporaryFolder("syscalls")
     // Two runs that differ only in the number of files: the difference is the per-file
