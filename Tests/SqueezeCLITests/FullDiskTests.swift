@@ -500,6 +500,16 @@ struct FullDiskTests {
     return kept
   }
 
+  /// The `files` object of a `--json` re-run of `arguments` (after room was made), which
+  /// must succeed.
+  static func rerunFiles(_ arguments: [String]) throws -> [String: Any] {
+    let rerun = try SqueezeBinary.run(["--json"] + arguments)
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
+    return try #require(object["files"] as? [String: Any])
+  }
+
   /// A run stopped for a full disk counts the outputs it kept as done, and only the rest
   /// as not done: `files.<key>` is `kept`, `diskFull.notDone` and the line say
   /// `selected - kept`; the file named first left nothing under its final name `output`.
@@ -549,11 +559,7 @@ struct FullDiskTests {
       stopped, key: "compressed", kept: outputs, selected: 200, output: { $0 + ".gz" })
 
     try disk.makeRoom()
-    let rerun = try SqueezeBinary.run(["--json", folder])
-    #expect(rerun.status == 0, "\(rerun.stderrText)")
-    let object = try #require(
-      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
-    let files = try #require(object["files"] as? [String: Any])
+    let files = try Self.rerunFiles([folder])
     #expect(files["upToDate"] as? Int == outputs)
     #expect(files["compressed"] as? Int == 200 - outputs)
   }
@@ -585,11 +591,8 @@ struct FullDiskTests {
       output: { "\(mirror)/\($0.split(separator: "/").last ?? "").gz" })
 
     try disk.makeRoom()
-    let rerun = try SqueezeBinary.run(["--json", "-o", mirror, source.url("S/")])
-    #expect(rerun.status == 0, "\(rerun.stderrText)")
-    let object = try #require(
-      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
-    #expect((object["files"] as? [String: Any])?["upToDate"] as? Int == outputs.count)
+    let files = try Self.rerunFiles(["-o", mirror, source.url("S/")])
+    #expect(files["upToDate"] as? Int == outputs.count)
     let check = try SqueezeBinary.run(["--check", "-o", mirror, source.url("S/")])
     #expect(check.status == 0, "\(check.stderrText)")
   }
@@ -633,11 +636,8 @@ struct FullDiskTests {
       output: { "\(restored)/\($0.split(separator: "/").last?.dropLast(3) ?? "")" })
 
     try disk.makeRoom()
-    let rerun = try SqueezeBinary.run(["--json", "-d", "-o", restored, source.url("M/")])
-    #expect(rerun.status == 0, "\(rerun.stderrText)")
-    let object = try #require(
-      JSONSerialization.jsonObject(with: Data(rerun.stdout)) as? [String: Any])
-    #expect((object["files"] as? [String: Any])?["upToDate"] as? Int == names.count)
+    let files = try Self.rerunFiles(["-d", "-o", restored, source.url("M/")])
+    #expect(files["upToDate"] as? Int == names.count)
     #expect(TemporaryFolder.files(in: restored).count == 200)
   }
 

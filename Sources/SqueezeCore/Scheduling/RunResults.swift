@@ -42,16 +42,6 @@ struct RunResults: Sendable {
   /// Outputs waiting under their temporary name for a folder in the way to give way, by
   /// file index.
   var held: [(file: Int, replacement: HeldReplacement)] = []
-
-  /// The run stopped before the outputs in ``held`` could take their folders' places: their
-  /// temporaries are removed, the folders left, and those files are not done after all.
-  mutating func abandonHeld() {
-    for entry in held {
-      entry.replacement.abandon()
-      done -= 1
-    }
-    held = []
-  }
   /// Mirrors: further names of hard-link groups made hard links of the group's output.
   var hardLinked = 0
   /// Mirrors: symbolic links written (created or replaced).
@@ -84,6 +74,16 @@ struct RunResults: Sendable {
   var failed: Int {
     failures.count + entryFailures.count + (deletionsSkipped ? 1 : 0)
       + (deletionsOverLimit > 0 ? 1 : 0)
+  }
+
+  /// The run stopped before the outputs in ``held`` could take their folders' places: their
+  /// temporaries are removed, the folders left, and those files are not done after all.
+  mutating func abandonHeld() {
+    for entry in held {
+      entry.replacement.abandon()
+      done -= 1
+    }
+    held = []
   }
 }
 

@@ -108,13 +108,16 @@ final class LibdeflateDeflater: ChunkDeflater {
   /// `libdeflate_deflate_compress_bound` plus the room reopening a chunk takes (for each
   /// half, where a chunk of that length is compressed in halves).
   func bound(chunkLength: Int) -> Int {
-    let half = chunkLength / 2
-    return max(
+    let whole = max(
       libdeflate_deflate_compress_bound(compressor, chunkLength) + Self.reopeningRoom,
-      libdeflate_deflate_compress_bound(compressor, half) + Self.reopeningRoom
-        + libdeflate_deflate_compress_bound(compressor, chunkLength - half) + Self.reopeningRoom,
       libdeflate_deflate_compress_bound(smallCompressor, chunkLength) + Self.reopeningRoom,
       StoredBlocks.size(ofLength: chunkLength, isLast: false))
+    guard compressesInHalves && chunkLength >= Self.halvesMinimumLength else { return whole }
+    let half = chunkLength / 2
+    return max(
+      whole,
+      libdeflate_deflate_compress_bound(compressor, half) + Self.reopeningRoom
+        + libdeflate_deflate_compress_bound(compressor, chunkLength - half) + Self.reopeningRoom)
   }
 
   /// Compresses the chunk (the dictionary is ignored: libdeflate has none), then, unless it
