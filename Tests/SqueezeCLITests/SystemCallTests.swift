@@ -92,6 +92,38 @@ import Testing
     }
   }
 
+  /// The main-actor heartbeat (the `squeeze-beat` thread, which wakes every 5 ms and hops
+  /// onto the main actor) runs only when something reads the lag it measures: `--json`, the
+  /// summary with diagnostics (`-v`), the task-state log. An everyday run starts no such
+  /// thread. The threads are seen naming themselves (`prctl(PR_SET_NAME)`) under `strace`.
+  @Test(
+    arguments: [
+      (label: "everyday", arguments: ["-q"], beats: false),
+      (label: "--progress plain", arguments: ["--progress", "plain"], beats: false),
+      (label: "--json", arguments: ["-q", "--json"], beats: true),
+      (label: "-v", arguments: ["-v"], beats: true),
+      (label: "--task-log", arguments: ["-q", "--task-log", "LOG"], beats: true),
+    ])
+  func theHeartbeatRunsOnlyWhenItsLagIsRead(label: String, arguments: [String], beats: Bool)
+    throws
+  {
+    let folder = TemporaryFolder("syscalls-heartbeat")
+    try Self.makeTree("in", files: 20, in: folder)
+    let trace = folder.url("prctl.txt")
+    let resolved = arguments.map { $0 == "LOG" ? folder.url("run.jsonl") : $0 }
+    let result = try Shell.run(
+      "/usr/bin/env",
+      ["strace", "-f", "-e", "trace=prctl", "-o", trace, SqueezeBinary.path]
+        + resolved + [folder.url("in")])
+    #expect(result.status == 0, "\(label): \(result.stderrText)")
+    let names = try String(contentsOfFile: trace, encoding: .utf8)
+    // The publisher names its thread in every run: the names are seen.
+    #expect(names.contains("squeeze-publish"), "\(label): \(names)")
+    #expect(names.contains("squeeze-beat") == beats, "\(label): \(names)")
+    #expect(
+      try SystemGzip.decompress(folder.url("in/d3/f3.txt.gz")) == (try folder.read("in/d3/f3.txt")))
+  }
+
   /// Each folder of small files costs eight calls beyond its files' own: the listing's
   /// `fstatat` of it in its parent, `openat2`, two `getdents64` (the second finds the end),
   /// the default-ACL probe (`fgetxattr`) and `close`; and one `openat2` (`O_PATH`) and

@@ -162,6 +162,11 @@ package struct RunConfiguration: Sendable {
     taskLog != nil || isolation != .nonisolated || verbosity == .verbose
   }
 
+  /// True when the run reports the main actor's lag and hangs somewhere: the summary line
+  /// (``asksForDiagnostics``, which includes `--task-log`) or `--json`. Only then does the
+  /// main-actor heartbeat run (``RunDiagnostics``).
+  var readsMainActorLag: Bool { asksForDiagnostics || json }
+
   /// The settings of every file once the mirror's folder is open as `mirrorBase` (-1: a
   /// dry run into a mirror that does not exist yet); ``files`` as they are beside the
   /// sources.

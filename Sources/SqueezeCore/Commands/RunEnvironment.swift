@@ -56,7 +56,8 @@ final class RunEnvironment {
     do {
       diagnostics = try RunDiagnostics(
         logPath: configuration.taskLog, sampleInterval: configuration.sampleInterval,
-        startTime: startTime, forceLog: configuration.files.force)
+        startTime: startTime, measuresMainActor: configuration.readsMainActorLag,
+        forceLog: configuration.files.force)
     } catch {
       let path = configuration.taskLog?.displayString ?? ""
       switch error {

@@ -5,11 +5,14 @@ import SqueezeSystem
 import SqueezeTaskLog
 import Synchronization
 
-/// The diagnostics of one run: the main-actor heartbeat (always, so the summary can report
-/// hangs), and with `--task-log` the log and its sampler.
+/// The diagnostics of one run: the main-actor heartbeat (when something reads the lag it
+/// measures: the summary with diagnostics, `--json`, the task-state log), and with
+/// `--task-log` the log and its sampler.
 final class RunDiagnostics: Sendable {
-  /// Measures main-actor lag.
-  let heartbeat: MainActorHeartbeat
+  /// Measures main-actor lag; nil when nothing reads it (``RunConfiguration/readsMainActorLag``).
+  /// It wakes every 5 ms and hops onto the main actor at each beat, which an everyday run
+  /// (no `--json`, no diagnostics) would pay for a report nobody reads.
+  let heartbeat: MainActorHeartbeat?
   /// The task-state log, when asked for.
   let log: TaskLog?
   /// Counters and task events.
@@ -17,21 +20,27 @@ final class RunDiagnostics: Sendable {
   private let sampleInterval: Double
   private let sampler: Lock<TaskSampler?> = Lock(nil)
 
-  /// Opens the log (when `logPath` is given) and starts the heartbeat.
+  /// Opens the log (when `logPath` is given) and starts the heartbeat (when
+  /// `measuresMainActor`, and always with a log, whose samples and `hang` events it feeds).
   ///
-  /// - Parameter forceLog: replace a file at `logPath` that is not a task log (`-f`).
+  /// - Parameters:
+  ///   - measuresMainActor: something reads the main actor's lag and hangs at the end
+  ///     (``RunConfiguration/readsMainActorLag``); when false and no log is written, no
+  ///     heartbeat runs and ``end(files:results:)`` reports no lag.
+  ///   - forceLog: replace a file at `logPath` that is not a task log (`-f`).
   /// - Throws: ``TaskLogOpenError`` when the log cannot be created or would replace a file
   ///   that is not a task log.
   init(
-    logPath: RawPath?, sampleInterval: Double, startTime: Double, forceLog: Bool = false
+    logPath: RawPath?, sampleInterval: Double, startTime: Double,
+    measuresMainActor: Bool = true, forceLog: Bool = false
   ) throws(TaskLogOpenError) {
     log = try logPath.map { (path) throws(TaskLogOpenError) in
       try TaskLog(path: path, startTime: startTime, force: forceLog)
     }
-    heartbeat = MainActorHeartbeat(log: log)
+    heartbeat = measuresMainActor || log != nil ? MainActorHeartbeat(log: log) : nil
     tracker = TaskTracker(log: log)
     self.sampleInterval = sampleInterval
-    heartbeat.start()
+    heartbeat?.start()
   }
 
   /// Writes the `start` event and starts sampling.
@@ -41,7 +50,8 @@ final class RunDiagnostics: Sendable {
     isolation: Isolation, jobs: Int, cpus: Int, level: CompressionLevel, engine: Engine,
     files: Int, bytes: Int64, chunkSize: Int
   ) {
-    guard let log else { return }
+    // A log always has a heartbeat (init).
+    guard let log, let heartbeat else { return }
     log.start(
       version: SqueezeVersion.current, isolation: isolation.rawValue, jobs: jobs,
       level: Int(level.value), engine: engine.rawValue,
@@ -68,11 +78,12 @@ final class RunDiagnostics: Sendable {
       untilNanoseconds: MonotonicClock.nanoseconds() + Int64(milliseconds) * 1_000_000)
   }
 
-  /// Stops sampling and the heartbeat, writes the `end` event, and returns the hang report.
+  /// Stops sampling and the heartbeat, writes the `end` event, and returns the hang report
+  /// (empty when no heartbeat ran).
   func end(files: Int, results: RunResults) -> HangReport {
     let sampler = self.sampler.withLock { $0 }
     let samplerCPU = sampler?.stop() ?? 0
-    let report = heartbeat.stop()
+    let report = heartbeat?.stop() ?? HangReport()
     if let log {
       log.end(
         files: files, failed: results.failed, bytesIn: results.bytesIn, bytesOut: results.bytesOut,
