@@ -31,24 +31,40 @@ import Synchronization
 /// a log a change is a few relaxed atomic operations, and
 /// nothing is formatted.
 ///
+/// A tracker made with `keepsCounters: false` and no log does nothing at all: a run without
+/// `--task-log` has no reader for the counters (only the log's sampler and its `end` event
+/// read them), so there each hook returns at once, and every file shares one inert task
+/// instead of an object of its own.
+///
 /// Building with `-Xswiftc -DSQUEEZE_NO_TASK_HOOKS` compiles every hook out (no counters, no
 /// per-task object), so `scripts/log-overhead` can measure what the hooks cost against the
 /// same commit without them.
 package final class TaskTracker: Sendable {
-  /// The live counters.
+  /// The live counters (left at zero by an inert tracker: ``isInert``).
   package let counters = TaskCounters()
   /// Where events go; nil when no log is written (then nothing is formatted).
   package let log: TaskLog?
+  /// The one task every `create` returns when the hooks do nothing (``isInert``, or a build
+  /// without hooks): its methods do nothing. Nil when the hooks count.
+  private let inert: TrackedTask?
 
-  /// - Parameter log: receives one event per change, or nil.
-  package init(log: TaskLog? = nil) {
+  /// - Parameters:
+  ///   - log: receives one event per change, or nil.
+  ///   - keepsCounters: keep ``counters`` without a log (the default, for readers such as
+  ///     tests); false makes a tracker without a log inert (``isInert``). A log always has
+  ///     its counters kept: its samples and `end` event read them.
+  package init(log: TaskLog? = nil, keepsCounters: Bool = true) {
     self.log = log
+    #if SQUEEZE_NO_TASK_HOOKS
+      inert = TrackedTask(id: 0, phase: .finished, tracker: nil)
+    #else
+      inert =
+        log == nil && !keepsCounters ? TrackedTask(id: 0, phase: .finished, tracker: nil) : nil
+    #endif
   }
 
-  #if SQUEEZE_NO_TASK_HOOKS
-    /// The one task every hook-free `create` returns (its methods do nothing).
-    private let inert = TrackedTask(id: 0, phase: .finished, tracker: nil)
-  #endif
+  /// True when the hooks do nothing: no log and no counters kept, or a build without hooks.
+  package var isInert: Bool { inert != nil }
 
   /// Records a new task for file `id` (1-based), born enqueued on `executor`: it counts in
   /// `total`, `alive` and `enqueued`. `file` (the path, for the log) is evaluated only when a
@@ -56,9 +72,8 @@ package final class TaskTracker: Sendable {
   package func create(
     id: Int, file: @autoclosure () -> RawPath, on executor: TaskExecutor = .pool
   ) -> TrackedTask {
-    #if SQUEEZE_NO_TASK_HOOKS
-      return inert
-    #else
+    if let inert { return inert }
+    #if !SQUEEZE_NO_TASK_HOOKS
       let phase = TaskPhase.enqueued(on: executor)
       let task = TrackedTask(id: id, phase: phase, tracker: self)
       guard let log else {
@@ -72,6 +87,8 @@ package final class TaskTracker: Sendable {
         return true
       }
       return task
+    #else
+      fatalError("a build without hooks always has its inert task")
     #endif
   }
 
@@ -80,6 +97,7 @@ package final class TaskTracker: Sendable {
   /// error, so the timeline shows it. Counts in `total` and `completed`.
   package func failedBeforeStart(id: Int, file: @autoclosure () -> RawPath, error: String) {
     #if !SQUEEZE_NO_TASK_HOOKS
+      if inert != nil { return }
       guard let log else {
         counters.apply(from: nil, to: .failed)
         return

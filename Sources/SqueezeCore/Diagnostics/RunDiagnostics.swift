@@ -15,7 +15,8 @@ final class RunDiagnostics: Sendable {
   let heartbeat: MainActorHeartbeat?
   /// The task-state log, when asked for.
   let log: TaskLog?
-  /// Counters and task events.
+  /// Counters and task events; inert without a log (``TaskTracker/isInert``): only the log's
+  /// sampler and `end` event read the counters.
   let tracker: TaskTracker
   private let sampleInterval: Double
   private let sampler: Lock<TaskSampler?> = Lock(nil)
@@ -38,7 +39,7 @@ final class RunDiagnostics: Sendable {
       try TaskLog(path: path, startTime: startTime, force: forceLog)
     }
     heartbeat = measuresMainActor || log != nil ? MainActorHeartbeat(log: log) : nil
-    tracker = TaskTracker(log: log)
+    tracker = TaskTracker(log: log, keepsCounters: false)
     self.sampleInterval = sampleInterval
     heartbeat?.start()
   }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SqueezeCore
@@ -78,6 +79,42 @@ final class Occupancy: Sendable {
           running: 0, enqueued: 0, suspended: 0, alive: 0, total: 1, completed: 1, actorQueue: 0))
     #expect(tracker.counters.maxRunning.load(ordering: .relaxed) == 1)
     #expect(tracker.counters.maxEnqueued.load(ordering: .relaxed) == 1)
+  }
+
+  /// Without a log nothing reads the counters, so a run's tracker keeps none: every file
+  /// shares one inert task and no hook counts. With a log it counts as ever (the log's
+  /// samples and `end` event read the counters), whatever `keepsCounters` says.
+  @Test func aRunsTrackerIsInertWithoutALogAndCountsWithOne() throws {
+    let quiet = TaskTracker(log: nil, keepsCounters: false)
+    #expect(quiet.isInert)
+    let first = quiet.create(id: 1, file: "a")
+    let second = quiet.create(id: 2, file: "b")
+    #expect(first === second, "one shared task, no object a file")
+    first.run()
+    first.suspend(.publication)
+    first.chunk(0).start()
+    first.finish()
+    quiet.failedBeforeStart(id: 3, file: "c", error: "output collision")
+    #expect(quiet.counters.snapshot() == .init())
+    #expect(quiet.counters.maxRunning.load(ordering: .relaxed) == 0)
+
+    let folder = TemporaryFolder("inert-tracker")
+    let log = try TaskLog(path: RawPath(folder.url("run.jsonl")), startTime: MonotonicClock.now())
+    let logged = TaskTracker(log: log, keepsCounters: false)
+    #expect(!logged.isInert)
+    let task = logged.create(id: 1, file: "a")
+    task.run()
+    #expect(logged.counters.snapshot().running == 1)
+    task.finish()
+    #expect(logged.counters.snapshot().completed == 1)
+
+    let diagnostics = try RunDiagnostics(logPath: nil, sampleInterval: 0.01, startTime: 0)
+    #expect(diagnostics.tracker.isInert, "a run without --task-log keeps no counters")
+    _ = diagnostics.end(files: 0, results: RunResults())
+    let withLog = try RunDiagnostics(
+      logPath: RawPath(folder.url("run2.jsonl")), sampleInterval: 0.01, startTime: 0)
+    #expect(!withLog.tracker.isInert, "a run with --task-log counts")
+    _ = withLog.end(files: 0, results: RunResults())
   }
 
   @Test(arguments: [
