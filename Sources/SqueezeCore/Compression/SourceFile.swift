@@ -26,11 +26,14 @@ struct SourceFile {
     name: RawPath? = nil, stop: AtomicFlag? = nil
   ) throws(FileFailure) -> SourceFile {
     let file = list.files[index]
-    let root = list.root(of: file)
+    // The root's fields read in place: a copy of the root (`list.root(of:)`) retained and
+    // released its paths for every file.
+    let root = list.rootIndex(of: file)
+    let followsArgument = list.roots[root].isFollowedArgument
     let location = RelativeLocation(
-      base: bases.descriptor(root.base),
+      base: bases.descriptor(list.roots[root].base),
       directory: list.relativePath(ofDirectory: file.directory),
-      name: name ?? list.name(of: file), symlinks: root.isFollowedArgument ? .always : symlinks)
+      name: name ?? list.name(of: file), symlinks: followsArgument ? .always : symlinks)
     let descriptor: Int32
     do throws(SystemError) {
       descriptor = try location.open(flags: .source).release()
@@ -49,7 +52,7 @@ struct SourceFile {
       throw .cannotRead(error)
     }
     let special = status.kind == .fifo || status.kind == .characterDevice
-    guard status.kind == .regular || (special && root.isFollowedArgument) else {
+    guard status.kind == .regular || (special && followsArgument) else {
       Descriptor.close(descriptor)
       throw .notRegularFile(status.kind)
     }

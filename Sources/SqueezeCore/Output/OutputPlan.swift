@@ -61,14 +61,17 @@ package struct OutputPlan: Sendable {
     -> RelativeLocation
   {
     let folder = list.relativePath(ofDirectory: file.directory)
+    // The root's fields are read in place: a copy of the root (`list.root(of:)`) retained and
+    // released its paths for every file.
+    let root = list.rootIndex(of: file)
     switch destination {
     case .besideSources:
       return RelativeLocation(
-        base: bases.descriptor(list.root(of: file).base), directory: folder, name: name,
+        base: bases.descriptor(list.roots[root].base), directory: folder, name: name,
         symlinks: besideSymlinks)
     case .mirror(let base, _):
       return RelativeLocation(
-        base: bases.descriptor(base), directory: list.root(of: file).destination.appending(folder),
+        base: bases.descriptor(base), directory: list.roots[root].destination.appending(folder),
         name: name)
     }
   }
