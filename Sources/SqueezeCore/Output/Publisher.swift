@@ -28,7 +28,10 @@ import Synchronization
 /// so no compression thread is ever held by a sync. Blocking here (the syncs can take a
 /// while on a real disk) never takes a thread from Swift's cooperative pool. A batch is
 /// gathered for up to a millisecond after the first request arrives, so the thread wakes
-/// and syncs once per batch rather than once per small file.
+/// and syncs once per batch rather than once per small file. A request done is not freed
+/// here but set aside for the threads that hand in requests, each letting go of up to two
+/// as it hands in its next: they free its objects where they allocate the same ones
+/// (``submit(_:completion:)``).
 ///
 /// A run that stops ends here in one of two ways. A signal asks for a prompt end: what waits
 /// here is removed, not synced (`discardRequested`). A full disk (``FullDisk``) only stops
@@ -130,6 +133,9 @@ final class Publisher: Sendable {
     var hollowSyncDevices: Set<UInt64> = []
     /// Resumed when the thread next finds nothing pending (``drain()``).
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Requests done (their completions have run), left for the threads that hand in
+    /// requests to let go of (``submit(_:completion:)``): at most ``spentLimit``.
+    var spent: [Waiting] = []
   }
 
   private let state = Lock(State())
@@ -138,6 +144,10 @@ final class Publisher: Sendable {
   private let permits: DispatchSemaphore
   /// How many requests may be handed in and not yet done at once.
   let capacity: Int
+  /// How many requests done may wait for a submitting thread to let go of them
+  /// (``State/spent``): ``capacity``, at most 64. Each keeps its temporary's folder open
+  /// until then, as it did while it waited.
+  let spentLimit: Int
   /// Set when a signal stops the run: pending temporaries are removed, not published. A run
   /// stopped for a full disk does not set it: what was handed in is whole, and is published
   /// (``FullDisk``).
@@ -154,7 +164,8 @@ final class Publisher: Sendable {
 
   /// How many requests may wait by default: a quarter of the descriptors this process may
   /// open (the soft `RLIMIT_NOFILE`), between 16 and 1,024. Each waiting request keeps the
-  /// folder of its temporary open (``FolderHandle``), so a tree of many folders holding one
+  /// folder of its temporary open (``FolderHandle``), as does each request done that waits
+  /// to be let go of (``spentLimit``, at most as many), so a tree of many folders holding one
   /// small file each never runs out of descriptors while a sync takes its time.
   static var defaultCapacity: Int {
     guard let limit = ProcessControl.openFileLimit else { return 256 }
@@ -179,6 +190,7 @@ final class Publisher: Sendable {
     self.discardRequested = discardRequested
     self.afterEachBatch = afterEachBatch
     self.capacity = max(1, capacity)
+    spentLimit = min(max(1, capacity), 64)
     permits = DispatchSemaphore(value: max(1, capacity))
     SystemThread.start(name: "squeeze-publish") { [self] in
       self.run()
@@ -221,6 +233,12 @@ final class Publisher: Sendable {
   /// While ``capacity`` requests are waiting, this blocks the calling thread until one is
   /// done. The wait always ends: only the publisher's own thread finishes requests, and it
   /// needs no other thread to do so (completions must not call this).
+  ///
+  /// The calling thread also lets go of up to two requests done earlier (``spentLimit``),
+  /// so that the request, its completion and what they hold (the prepared output, its
+  /// names) are freed by a thread that allocates the same objects for its next file: into
+  /// its own allocator cache, instead of the publisher's thread freeing them into another
+  /// thread's arena under that arena's lock.
   func submit(_ request: Request, completion: @escaping @Sendable (Outcome) -> Void) {
     permits.wait()
     enqueue(Waiting(request: request, completion: completion))
@@ -235,9 +253,12 @@ final class Publisher: Sendable {
 
   private func enqueue(_ waiting: Waiting) {
     enum Action { case wake, none, refuse }
+    // Requests done that this thread lets go of, after the lock (``submit(_:completion:)``).
+    var released: (Waiting?, Waiting?) = (nil, nil)
     let action = state.withLock { state -> Action in
       if state.closed { return .refuse }
       state.pending.append(waiting)
+      released = (state.spent.popLast(), state.spent.popLast())
       if state.threadIsIdle {
         state.threadIsIdle = false
         return .wake
@@ -252,6 +273,8 @@ final class Publisher: Sendable {
       resume(waiting, returning: .cancelled)
       afterEachBatch()
     }
+    // Let go of here, on the submitting thread, outside the lock.
+    withExtendedLifetime(released) {}
   }
 
   /// A batch this big is published at once; a smaller one waits ``gatherMicroseconds`` for
@@ -327,12 +350,20 @@ final class Publisher: Sendable {
           }
         }
         publishBatch(batch)
-        batch.removeAll(keepingCapacity: true)
+        // Beyond the limit, the oldest requests done are let go of here.
+        _ = setAside(&batch)
         afterEachBatch()
       case .sleep(let drained):
         for waiter in drained { waiter.resume() }
         wakeup.wait()
       case .finish(let waiter):
+        // Nothing is handed in any more: the requests done are let go of here, so their
+        // folders are closed before the run ends.
+        var spent = state.withLock { state -> [Waiting] in
+          defer { state.spent = [] }
+          return state.spent
+        }
+        spent.removeAll()
         let failure = discardRequested.isSet ? nil : syncAll(devices: nil).values.first
         let descriptors = state.withLock { state -> [Int32] in
           defer { state.syncDescriptors = [:] }
@@ -348,6 +379,28 @@ final class Publisher: Sendable {
         return
       }
     }
+  }
+
+  /// Moves the requests of `batch`, done, to ``State/spent`` for the submitting threads to
+  /// let go of, and empties `batch` (its capacity kept).
+  ///
+  /// - Returns: the oldest requests done beyond ``spentLimit``, which the caller lets go of
+  ///   (outside the lock).
+  private func setAside(_ batch: inout [Waiting]) -> [Waiting] {
+    let excess = state.withLock { state -> [Waiting] in
+      if state.spent.isEmpty {
+        swap(&state.spent, &batch)
+      } else {
+        state.spent.append(contentsOf: batch)
+      }
+      let over = state.spent.count - spentLimit
+      guard over > 0 else { return [] }
+      defer { state.spent.removeFirst(over) }
+      return Array(state.spent[..<over])
+    }
+    // Only references go here: each request lives on in `spent` (or in `excess`).
+    batch.removeAll(keepingCapacity: true)
+    return excess
   }
 
   /// Syncs the file systems of `batch`, then renames each temporary into place.
