@@ -36,4 +36,41 @@ import Testing
     #expect(entries.first { $0.name.bytes == Array("..folder".utf8) }?.type == UInt8(DT_DIR))
     #expect(entries.first { $0.name.bytes == Array("a".utf8) }?.type == DirectoryReader.regularFile)
   }
+
+  /// A listing sorted by name is in the byte-wise order of paths (``RawPath``'s `<`), and
+  /// finds each of its names and no other: names that share their first eight bytes and
+  /// more (the part the entries' keys do not hold), that end where another goes on, that
+  /// hold bytes of 0x80 and above (unsigned) and the lowest byte a name may hold (0x01).
+  @Test func aSortedListingIsInPathOrderAndFindsItsNames() {
+    let alphabet: [UInt8] = [0x01, UInt8(ascii: "a"), UInt8(ascii: "b"), 0x7F, 0x80, 0xFF]
+    var generator = SystemRandomNumberGenerator()
+    var names = Set<[UInt8]>()
+    for _ in 0..<400 {
+      let shared = Array(
+        repeating: UInt8(ascii: "a"), count: Int.random(in: 0...12, using: &generator))
+      let tail = (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+        alphabet.randomElement(using: &generator)!
+      }
+      if !(shared + tail).isEmpty { names.insert(shared + tail) }
+    }
+    for name in ["abcdefgh", "abcdefghi", "abcdefg", "abcdefgi", "abcdefgh\u{1}", "b", "B"] {
+      names.insert(Array(name.utf8))
+    }
+    var listing = DirectoryListing()
+    for name in names.shuffled(using: &generator) {
+      name.withUnsafeBytes { _ = listing.append(name: $0, type: DirectoryReader.regularFile) }
+    }
+    listing.sortByName()
+    let paths = names.map { RawPath(bytes: $0) }
+    #expect(listing.entries.map { listing.name(of: $0) } == paths.sorted())
+    #expect(paths.allSatisfy { listing.contains($0) })
+    let absent = [
+      "abcdefghh", "abcdefgh\u{2}", "aaaaaaaaaaaaaaaaa", "c", "\u{1}\u{1}\u{1}\u{1}\u{1}",
+    ]
+    .map { RawPath($0) }.filter { !paths.contains($0) }
+    #expect(absent.allSatisfy { !listing.contains($0) })
+    #expect(
+      listing.hasName(endingIn: RawPath(bytes: [0xFF])) == paths.contains { $0.hasSuffix([0xFF]) })
+    #expect(!listing.hasName(endingIn: "abcdefgh"), "a name is not longer than itself")
+  }
 }

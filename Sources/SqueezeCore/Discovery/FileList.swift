@@ -145,10 +145,25 @@ struct FileList: Sendable {
   ///   ``nameCapacity``, or the name is longer than a record's 16-bit length (file names are
   ///   at most 255 bytes, link targets 4,095 on Linux).
   mutating func store(_ name: RawPath) -> (offset: UInt32, length: UInt16)? {
+    store(name.bytes)
+  }
+
+  /// Adds the name of `entry` in `listing` to the arena, copied from where it lies (the
+  /// returned place and nil as for a path).
+  mutating func store(
+    _ entry: DirectoryListing.Entry, of listing: DirectoryListing
+  ) -> (offset: UInt32, length: UInt16)? {
+    let start = Int(entry.offset)
+    return store(listing.names[start..<(start + Int(entry.length))])
+  }
+
+  private mutating func store<Bytes: Collection<UInt8>>(
+    _ name: Bytes
+  ) -> (offset: UInt32, length: UInt16)? {
     guard let length = UInt16(exactly: name.count), name.count <= nameCapacity - names.count,
       let offset = UInt32(exactly: names.count)
     else { return nil }
-    names.append(contentsOf: name.bytes)
+    names.append(contentsOf: name)
     return (offset, length)
   }
 

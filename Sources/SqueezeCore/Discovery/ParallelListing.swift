@@ -33,7 +33,6 @@ final class ParallelListing: Sendable {
   private struct Pending {
     var node: Int
     var relative: RawPath
-    var display: RawPath
   }
 
   /// One folder's place in the walk.
@@ -77,16 +76,16 @@ final class ParallelListing: Sendable {
   /// Wakes the calling thread: when a folder was read.
   private let callerWakeup = DispatchSemaphore(value: 0)
 
-  private init(display: RawPath, identity: FileIdentity, context: FolderScan.Context) {
+  private init(identity: FileIdentity, context: FolderScan.Context) {
     self.context = context
     var initial = State()
-    initial.pending = [Pending(node: 0, relative: "", display: display)]
+    initial.pending = [Pending(node: 0, relative: "")]
     initial.slots = [.unread]
     initial.seen = [identity]
     state = Lock(initial)
   }
 
-  /// Reads the argument's folder, shown as `display`, and every folder below it, on
+  /// Reads the argument's folder and every folder below it, on
   /// `threads` threads (the calling one and `threads - 1` started for the walk, which end
   /// with it), and calls `record` on the calling thread for each folder in walk order.
   ///
@@ -98,10 +97,10 @@ final class ParallelListing: Sendable {
   ///     each as its position among the scan's subfolder entries and the value to record it
   ///     with.
   static func read<Place>(
-    display: RawPath, identity: FileIdentity, context: FolderScan.Context, threads: Int,
+    identity: FileIdentity, context: FolderScan.Context, threads: Int,
     top: Place, record: (FolderScan, Place) -> [(entry: Int, place: Place)]
   ) -> Outcome {
-    let listing = ParallelListing(display: display, identity: identity, context: context)
+    let listing = ParallelListing(identity: identity, context: context)
     for _ in 1..<max(1, threads) {
       SystemThread.start(name: "squeeze-list") {
         listing.help()
@@ -203,7 +202,7 @@ final class ParallelListing: Sendable {
   /// Reads one folder and files its scan; its subfolders become folders to read, the first
   /// one on top of the stack.
   private func read(_ folder: Pending) {
-    let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
+    let scan = FolderScan.read(folder.relative, context: context)
     let (helpers, caller) = state.withLock { state -> (Int, Bool) in
       state.reading -= 1
       var children: [Int] = []
@@ -217,9 +216,7 @@ final class ParallelListing: Sendable {
         children.append(state.slots.count)
         state.slots.append(.unread)
         subfolders.append(
-          Pending(
-            node: children.last!, relative: folder.relative.appending(name),
-            display: folder.display.appending(name)))
+          Pending(node: children.last!, relative: folder.relative.appending(scan.name(name))))
       }
       if state.folderReachedTwice {
         state.pending.removeAll()
