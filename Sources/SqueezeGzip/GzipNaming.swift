@@ -47,10 +47,15 @@ package enum GzipNaming {
   package static func hasCompressedSuffix(
     _ name: UnsafeBufferPointer<UInt8>, suffix: RawPath
   ) -> Bool {
-    if !suffix.isEmpty && hasSuffixIgnoringCase(name, suffix.bytes) { return true }
-    // Every suffix gzip knows ends in z or Z: the last byte rules out nearly every name
-    // before seven comparisons.
-    guard let last = name.last, last | 0x20 == UInt8(ascii: "z") else { return false }
+    guard let last = name.last else { return false }
+    // Asked of every file a walk meets: the last byte rules out nearly every name before
+    // the comparisons (every suffix gzip knows ends in z or Z).
+    if let suffixLast = suffix.bytes.last, lowered(last) == lowered(suffixLast),
+      hasSuffixIgnoringCase(name, suffix.bytes)
+    {
+      return true
+    }
+    guard last | 0x20 == UInt8(ascii: "z") else { return false }
     return compressedSuffixes.contains { hasSuffixIgnoringCase(name, $0) }
   }
 
@@ -65,14 +70,16 @@ package enum GzipNaming {
     _ bytes: Bytes, _ suffix: [UInt8]
   ) -> Bool where Bytes.Index == Int {
     guard bytes.count >= suffix.count else { return false }
-    func lower(_ byte: UInt8) -> UInt8 {
-      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
     var index = bytes.startIndex + bytes.count - suffix.count
     for byte in suffix {
-      if lower(bytes[index]) != lower(byte) { return false }
+      if lowered(bytes[index]) != lowered(byte) { return false }
       index += 1
     }
     return true
+  }
+
+  /// `byte` with an ASCII capital letter made small.
+  private static func lowered(_ byte: UInt8) -> UInt8 {
+    byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
   }
 }

@@ -41,10 +41,12 @@ package enum DirectoryReader {
         throw SystemError.current
       }
       if count == 0 { break }
-      if listing.names.isEmpty {
-        // The names of one call take less room than its records: one allocation for a
-        // folder read in one call.
+      if listing.entries.isEmpty {
+        // The names of one call take less room than its records, and a record takes at
+        // least 24 bytes (19, the name, its NUL, rounded up to 8): a folder read in one
+        // call fills each array without growing it.
         listing.names.reserveCapacity(count)
+        listing.entries.reserveCapacity(count / 24)
       }
       var offset = 0
       while offset < count {
@@ -119,7 +121,8 @@ package struct DirectoryListing: Sendable {
     for index in 0..<min(8, name.count) {
       key |= UInt64(name[index]) << (56 - 8 * index)
     }
-    names.append(contentsOf: name)
+    // As typed bytes, which the array copies with memcpy (raw bytes are copied one by one).
+    name.withMemoryRebound(to: UInt8.self) { names.append(contentsOf: $0) }
     names.append(0)
     entries.append(Entry(key: key, offset: offset, length: length, type: type))
     return true

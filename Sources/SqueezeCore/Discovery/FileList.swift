@@ -154,7 +154,10 @@ struct FileList: Sendable {
     _ entry: DirectoryListing.Entry, of listing: DirectoryListing
   ) -> (offset: UInt32, length: UInt16)? {
     let start = Int(entry.offset)
-    return store(listing.names[start..<(start + Int(entry.length))])
+    // Through a buffer pointer: appending an array slice took about 120 instructions a name.
+    return listing.names.withUnsafeBufferPointer {
+      store(UnsafeBufferPointer(rebasing: $0[start..<(start + Int(entry.length))]))
+    }
   }
 
   private mutating func store<Bytes: Collection<UInt8>>(
@@ -190,9 +193,20 @@ struct FileList: Sendable {
         directoryPaths.append("")
         continue
       }
+      // Joined in one array (as RawPath.appending joins: a slash unless the parent path is
+      // empty or ends in one): the name made a path of its own first cost an allocation.
       let start = Int(folder.nameOffset)
-      let name = RawPath(bytes: names[start..<(start + Int(folder.nameLength))])
-      directoryPaths.append(directoryPaths[Int(folder.parent)].appending(name))
+      let parent = directoryPaths[Int(folder.parent)].bytes
+      let slash = !parent.isEmpty && parent.last != UInt8(ascii: "/")
+      var path: [UInt8] = []
+      path.reserveCapacity(parent.count + (slash ? 1 : 0) + Int(folder.nameLength))
+      path.append(contentsOf: parent)
+      if slash { path.append(UInt8(ascii: "/")) }
+      names.withUnsafeBufferPointer {
+        path.append(
+          contentsOf: UnsafeBufferPointer(rebasing: $0[start..<(start + Int(folder.nameLength))]))
+      }
+      directoryPaths.append(RawPath(bytes: path))
     }
   }
 
