@@ -42,35 +42,66 @@ package enum DirectoryReader {
       }
       if count == 0 { break }
       if listing.entries.isEmpty {
-        // The names of one call take less room than its records, and a record takes at
-        // least 24 bytes (19, the name, its NUL, rounded up to 8): a folder read in one
-        // call fills each array without growing it.
-        listing.names.reserveCapacity(count)
+        // A record takes at least 24 bytes (19, the name, its NUL, rounded up to 8): a
+        // folder read in one call fills the records' array without growing it.
         listing.entries.reserveCapacity(count / 24)
       }
-      var offset = 0
-      while offset < count {
-        // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
-        let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt16.self))
-        guard length > 19, offset + length <= count else { throw SystemError(code: EIO) }
-        let type = buffer[offset + 18]
-        // d_name ends at its NUL, within the record (found with memchr, not byte by byte).
-        let start = offset + 19
-        let room = offset + length - start
-        let nul = memchr(buffer.baseAddress! + start, 0, room)
-        let nameLength = nul.map { buffer.baseAddress!.distance(to: $0) - start } ?? room
-        offset += length
-        let dot = UInt8(ascii: ".")
-        if buffer[start] == dot
-          && (nameLength == 1 || (nameLength == 2 && buffer[start + 1] == dot))
-        {
-          continue
+      // The names of one call take less room than its records: they are copied into one
+      // array of that size, each with memcpy (appending names one by one to a growing array
+      // cost about 100 instructions a name).
+      let first = listing.names.count
+      var failure: Int32? = nil
+      let names = [UInt8](unsafeUninitializedCapacity: count) { names, used in
+        used = 0
+        var offset = 0
+        while offset < count {
+          // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+          let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 16, as: UInt16.self))
+          guard length > 19, offset + length <= count else {
+            failure = EIO
+            return
+          }
+          let type = buffer[offset + 18]
+          // d_name ends at its NUL, within the record (found with memchr, not byte by byte).
+          let start = offset + 19
+          let room = offset + length - start
+          let nul = memchr(buffer.baseAddress! + start, 0, room)
+          let nameLength = nul.map { buffer.baseAddress!.distance(to: $0) - start } ?? room
+          offset += length
+          let dot = UInt8(ascii: ".")
+          if buffer[start] == dot
+            && (nameLength == 1 || (nameLength == 2 && buffer[start + 1] == dot))
+          {
+            continue
+          }
+          guard let at = UInt32(exactly: first + used), UInt32.max - at > UInt32(nameLength)
+          else {
+            failure = EOVERFLOW
+            return
+          }
+          UnsafeMutableRawPointer(names.baseAddress! + used).copyMemory(
+            from: buffer.baseAddress! + start, byteCount: nameLength)
+          names[used + nameLength] = 0
+          // The key in one load where eight bytes of this call's records follow the name's
+          // start (all but a short name in the last record).
+          let key =
+            start + 8 <= count
+            ? DirectoryListing.key(
+              loaded: buffer.loadUnaligned(fromByteOffset: start, as: UInt64.self),
+              length: nameLength)
+            : DirectoryListing.key(
+              of: UnsafeRawBufferPointer(rebasing: buffer[start..<(start + nameLength)]))
+          listing.entries.append(
+            DirectoryListing.Entry(
+              key: key, offset: at, length: UInt16(nameLength), type: type))
+          used += nameLength + 1
         }
-        guard
-          listing.append(
-            name: UnsafeRawBufferPointer(rebasing: buffer[start..<(start + nameLength)]),
-            type: type)
-        else { throw SystemError(code: EOVERFLOW) }
+      }
+      if let failure { throw SystemError(code: failure) }
+      if listing.names.isEmpty {
+        listing.names = names
+      } else {
+        listing.names.append(contentsOf: names)
       }
     }
     return listing
@@ -117,15 +148,30 @@ package struct DirectoryListing: Sendable {
     guard let offset = UInt32(exactly: names.count),
       let length = UInt16(exactly: name.count), UInt32.max - offset > length
     else { return false }
+    // As typed bytes, which the array copies with memcpy (raw bytes are copied one by one).
+    name.withMemoryRebound(to: UInt8.self) { names.append(contentsOf: $0) }
+    names.append(0)
+    entries.append(Entry(key: Self.key(of: name), offset: offset, length: length, type: type))
+    return true
+  }
+
+  /// The ``Entry/key`` of the name `name`: its first eight bytes as a big-endian number,
+  /// zero bytes after a shorter name.
+  package static func key(of name: UnsafeRawBufferPointer) -> UInt64 {
     var key: UInt64 = 0
     for index in 0..<min(8, name.count) {
       key |= UInt64(name[index]) << (56 - 8 * index)
     }
-    // As typed bytes, which the array copies with memcpy (raw bytes are copied one by one).
-    name.withMemoryRebound(to: UInt8.self) { names.append(contentsOf: $0) }
-    names.append(0)
-    entries.append(Entry(key: key, offset: offset, length: length, type: type))
-    return true
+    return key
+  }
+
+  /// The ``Entry/key`` of a name of `length` bytes (at least 1) whose first eight bytes,
+  /// or its bytes and whatever follows them, were loaded as `loaded` (in memory order, as
+  /// `loadUnaligned` gives them).
+  @inline(__always)
+  static func key(loaded: UInt64, length: Int) -> UInt64 {
+    let key = UInt64(bigEndian: loaded)
+    return length >= 8 ? key : key & ~(UInt64.max >> (8 * length))
   }
 
   /// The name of `entry`.
