@@ -216,10 +216,12 @@ package struct DirectoryListing: Sendable {
   /// ``RawPath/hasSuffix(_:)`` tells of a path).
   package func hasName(endingIn suffix: RawPath) -> Bool {
     let suffix = suffix.bytes
+    guard let last = suffix.last else { return entries.contains { $0.length > 0 } }
     return names.withUnsafeBufferPointer { names in
       entries.contains { entry in
+        // The last byte first: it rules out nearly every name of a folder.
         let end = Int(entry.offset) + Int(entry.length)
-        return Int(entry.length) > suffix.count
+        return names[end - 1] == last && Int(entry.length) > suffix.count
           && UnsafeBufferPointer(rebasing: names[(end - suffix.count)..<end]).elementsEqual(suffix)
       }
     }

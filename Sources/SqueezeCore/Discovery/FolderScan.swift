@@ -34,7 +34,11 @@ struct FolderScan: Sendable {
   }
 
   /// What reading a folder needs besides its path: the same for every folder of an argument.
-  struct Context: Sendable {
+  ///
+  /// A class, shared by every folder's reading: as a struct it was copied for each folder,
+  /// a retain and a release of each of the options' arrays and sets, about 800 instructions
+  /// a folder.
+  final class Context: Sendable {
     let options: DiscoveryOptions
     let namer: TemporaryNamer
     /// The argument's open folder, which folder paths are relative to.
@@ -46,6 +50,18 @@ struct FolderScan: Sendable {
     /// The argument's canonical path (`--follow-symlinks` only), to tell links that lead
     /// outside it.
     let rootRealPath: [UInt8]?
+
+    init(
+      options: DiscoveryOptions, namer: TemporaryNamer, base: Int32, argument: RawPath,
+      rootDevice: UInt64, rootRealPath: [UInt8]?
+    ) {
+      self.options = options
+      self.namer = namer
+      self.base = base
+      self.argument = argument
+      self.rootDevice = rootDevice
+      self.rootRealPath = rootRealPath
+    }
   }
 
   /// Every name in the folder, sorted by name (what the entries' names refer to; and the
@@ -74,7 +90,6 @@ struct FolderScan: Sendable {
   /// Reads the folder `relative` below the argument (`""` for the argument's own folder):
   /// one `getdents64` pass, then one `fstatat` per entry in name order.
   static func read(_ relative: RawPath, context: Context) -> FolderScan {
-    var scan = FolderScan()
     let options = context.options
     let folder: FileDescriptor
     do {
@@ -82,21 +97,20 @@ struct FolderScan: Sendable {
         relative.isEmpty ? "." : relative, in: context.base, flags: .folder,
         symlinks: options.followSymlinks ? .always : .never)
     } catch {
-      scan.failure = "cannot open folder: \(error)"
-      return scan
+      return FolderScan(failure: "cannot open folder: \(error)")
     }
     var listing: DirectoryListing
     do {
       listing = try DirectoryReader.listing(of: folder.rawValue)
     } catch {
-      scan.failure = "cannot read folder: \(error)"
-      return scan
+      return FolderScan(failure: "cannot read folder: \(error)")
     }
-    scan.hasNoDefaultACL = CreationPermissions.folderHasNoDefaultACL(folder.rawValue)
     listing.sortByName()
-    scan.entries.reserveCapacity(listing.entries.count)
-    var reader = EntryReader(
-      folder: folder.rawValue, relative: relative, context: context, scan: scan)
+    // The scan is built in the reader and returned from it: one made apart and handed in
+    // was copied, a retain and a release of each of its arrays.
+    var reader = EntryReader(folder: folder.rawValue, relative: relative, context: context)
+    reader.scan.hasNoDefaultACL = CreationPermissions.folderHasNoDefaultACL(folder.rawValue)
+    reader.scan.entries.reserveCapacity(listing.entries.count)
     let atTop = relative.isEmpty && options.skipsArchiveMarker
     listing.names.withUnsafeBufferPointer { names in
       for entry in listing.entries {
@@ -127,7 +141,7 @@ private struct EntryReader {
   let folder: Int32
   let relative: RawPath
   let context: FolderScan.Context
-  var scan: FolderScan
+  var scan = FolderScan()
 
   var options: DiscoveryOptions { context.options }
 
