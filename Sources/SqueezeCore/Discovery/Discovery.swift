@@ -318,21 +318,25 @@ struct Discovery {
     let context = FolderScan.Context(
       options: options, namer: namer, base: bases.descriptor(base), argument: argument,
       rootDevice: status.device, rootRealPath: options.followSymlinks ? argument.realPath : nil)
-    var visited: Set<FileIdentity> = [identity]
     if options.listingThreads > 1 && !options.followSymlinks {
       let before = result
+      // No set of the folders met while recording: ParallelListing files a scan only when
+      // each of its subfolders is met for the first time, and a folder met twice stops it
+      // and has everything recorded undone below, so the set would never find one (its
+      // hashing was about 90 instructions a file).
+      var unchecked: Set<FileIdentity>? = nil
       let outcome = ParallelListing.read(
         identity: identity, context: context, threads: options.listingThreads, top: top
       ) { scan, directory in
-        record(scan, directory: directory, visited: &visited).map { ($0.entry, $0.record) }
+        record(scan, directory: directory, visited: &unchecked).map { ($0.entry, $0.record) }
       }
       guard case .folderReachedTwice = outcome else { return }
       // A bind mount: what was recorded is undone, and the serial walk below decides which
       // way to the folder is listed and which is skipped, as without threads.
       result = before
       shownFolder = nil
-      visited = [identity]
     }
+    var visited: Set<FileIdentity>? = [identity]
     var pending: [Int32] = [top]
     while let directory = pending.popLast() {
       let children = walk(directory: directory, context: context, visited: &visited)
@@ -342,7 +346,7 @@ struct Discovery {
 
   /// Lists one folder and records it; returns its subfolders (already recorded) in name order.
   private mutating func walk(
-    directory: Int32, context: FolderScan.Context, visited: inout Set<FileIdentity>
+    directory: Int32, context: FolderScan.Context, visited: inout Set<FileIdentity>?
   ) -> [Int32] {
     let scan = FolderScan.read(result.files.relativePath(ofDirectory: directory), context: context)
     return record(scan, directory: directory, visited: &visited).map(\.record)
@@ -354,7 +358,7 @@ struct Discovery {
   /// - Returns: the subfolders to walk, in name order: each one's position among the scan's
   ///   subfolder entries, and its record's index.
   private mutating func record(
-    _ scan: FolderScan, directory: Int32, visited: inout Set<FileIdentity>
+    _ scan: FolderScan, directory: Int32, visited: inout Set<FileIdentity>?
   ) -> [(entry: Int, record: Int32)] {
     if let failure = scan.failure {
       fail(shownPath(ofDirectory: directory), failure)
@@ -421,15 +425,16 @@ struct Discovery {
     }
   }
 
-  /// Records a subfolder to walk, unless a link led to it a second time.
+  /// Records a subfolder to walk, unless a link (or a bind mount) led to it a second time:
+  /// a folder already in `visited`, which is nil when ParallelListing has made sure of it.
   ///
   /// - Returns: its record's index, or nil when it is not walked.
   private mutating func addSubfolder(
     _ name: FolderScan.Name, of scan: FolderScan, status: FileStatus, in directory: Int32,
-    visited: inout Set<FileIdentity>
+    visited: inout Set<FileIdentity>?
   ) -> Int32? {
     let identity = FileIdentity(status)
-    if !visited.insert(identity).inserted {
+    if let inserted = visited?.insert(identity).inserted, !inserted {
       // Only links can reach a folder twice: a loop when it is on the way here.
       skip(
         isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed, name, of: scan,
