@@ -38,11 +38,25 @@ package enum GzipNaming {
   /// True when `name` ends in a suffix gzip treats as compressed (`.gz`, `.tgz`, `.taz`,
   /// `.z`, `-gz`, `-z`, `_z`) or in the `-S` suffix, whatever their ASCII letter case.
   package static func hasCompressedSuffix(_ name: RawPath, suffix: RawPath) -> Bool {
-    if !suffix.isEmpty && hasSuffixIgnoringCase(name.bytes, suffix.bytes) { return true }
-    // Every suffix gzip knows ends in z or Z: the last byte rules out nearly every name
-    // before seven comparisons.
-    guard let last = name.bytes.last, last | 0x20 == UInt8(ascii: "z") else { return false }
-    return compressedSuffixes.contains { hasSuffixIgnoringCase(name.bytes, $0) }
+    name.bytes.withUnsafeBufferPointer { hasCompressedSuffix($0, suffix: suffix) }
+  }
+
+  /// True when the name whose bytes `name` holds ends in a suffix gzip treats as compressed
+  /// or in the `-S` suffix, whatever their ASCII letter case: the `RawPath` form's test, for
+  /// a name read where it lies (a folder listing's).
+  package static func hasCompressedSuffix(
+    _ name: UnsafeBufferPointer<UInt8>, suffix: RawPath
+  ) -> Bool {
+    guard let last = name.last else { return false }
+    // Asked of every file a walk meets: the last byte rules out nearly every name before
+    // the comparisons (every suffix gzip knows ends in z or Z).
+    if let suffixLast = suffix.bytes.last, lowered(last) == lowered(suffixLast),
+      hasSuffixIgnoringCase(name, suffix.bytes)
+    {
+      return true
+    }
+    guard last | 0x20 == UInt8(ascii: "z") else { return false }
+    return compressedSuffixes.contains { hasSuffixIgnoringCase(name, $0) }
   }
 
   /// The suffixes gzip treats as compressed, as bytes.
@@ -52,16 +66,20 @@ package enum GzipNaming {
 
   /// True when `bytes` ends in `suffix`, ASCII letters compared without case (gzip lowers
   /// a name's tail before comparing suffixes); other bytes compare exactly.
-  package static func hasSuffixIgnoringCase(_ bytes: [UInt8], _ suffix: [UInt8]) -> Bool {
+  package static func hasSuffixIgnoringCase<Bytes: RandomAccessCollection<UInt8>>(
+    _ bytes: Bytes, _ suffix: [UInt8]
+  ) -> Bool where Bytes.Index == Int {
     guard bytes.count >= suffix.count else { return false }
-    func lower(_ byte: UInt8) -> UInt8 {
-      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
-    var index = bytes.count - suffix.count
+    var index = bytes.startIndex + bytes.count - suffix.count
     for byte in suffix {
-      if lower(bytes[index]) != lower(byte) { return false }
+      if lowered(bytes[index]) != lowered(byte) { return false }
       index += 1
     }
     return true
+  }
+
+  /// `byte` with an ASCII capital letter made small.
+  private static func lowered(_ byte: UInt8) -> UInt8 {
+    byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
   }
 }

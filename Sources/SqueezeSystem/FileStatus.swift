@@ -2,7 +2,7 @@ import CSystem
 import Glibc
 
 /// A point in time as the file system stores it: seconds and nanoseconds since the Unix epoch.
-package struct Timestamp: Hashable, Sendable, Comparable {
+package struct Timestamp: Hashable, Sendable, Comparable, BitwiseCopyable {
   /// Whole seconds since 1970-01-01 00:00:00 UTC (negative before it).
   package var seconds: Int64
   /// Nanoseconds within the second, 0 ..< 1,000,000,000.
@@ -132,7 +132,7 @@ extension FileKind: CustomStringConvertible {
 }
 
 /// What `fstat(2)` reports about a file, in the units the kernel uses.
-package struct FileStatus: Sendable, Hashable {
+package struct FileStatus: Sendable, Hashable, BitwiseCopyable {
   /// The device holding the file (`st_dev`).
   package var device: UInt64
   /// The inode number (`st_ino`); with `device`, the file's identity.
@@ -214,11 +214,22 @@ package struct FileStatus: Sendable, Hashable {
   package static func of(
     _ name: RawPath, in directory: Int32, followingSymlinks: Bool = false
   ) throws(SystemError) -> FileStatus {
+    try name.withCString { (path) throws(SystemError) in
+      try of(cString: path, in: directory, followingSymlinks: followingSymlinks)
+    }
+  }
+
+  /// Looks up the NUL-terminated `name` relative to the directory `directory`, as
+  /// ``of(_:in:followingSymlinks:)`` does: for a name that already ends in a NUL where it
+  /// lies (a ``DirectoryListing``'s), with no copy.
+  ///
+  /// - Throws: ``SystemError`` from `fstatat(2)`.
+  package static func of(
+    cString name: UnsafePointer<CChar>, in directory: Int32, followingSymlinks: Bool = false
+  ) throws(SystemError) -> FileStatus {
     var raw = stat()
     let flags = followingSymlinks ? 0 : AT_SYMLINK_NOFOLLOW
-    _ = try name.withCString { (path) throws(SystemError) in
-      try retryingOnInterrupt { fstatat(directory, path, &raw, flags) }
-    }
+    _ = try retryingOnInterrupt { fstatat(directory, name, &raw, flags) }
     return FileStatus(raw)
   }
 }

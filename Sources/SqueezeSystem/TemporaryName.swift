@@ -86,13 +86,22 @@ package struct TemporaryNamer: Sendable {
   /// ends with `.tmp` (`.squeeze-notes.tmp`) is not one: it is compressed like any file and
   /// never removed as a stale temporary.
   package static func isTemporary(_ name: RawPath) -> Bool {
-    let bytes = name.bytes
-    guard bytes.count <= maximumLength, bytes.count > commonPrefix.count + commonSuffix.count,
-      bytes.starts(with: commonPrefix), name.hasSuffix(commonSuffix)
+    name.bytes.withUnsafeBufferPointer { isTemporary($0) }
+  }
+
+  /// True when the name whose bytes `name` holds has exactly the shape of a squeeze
+  /// temporary: the `RawPath` form's test, for a name read where it lies (a folder
+  /// listing's).
+  package static func isTemporary(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+    // Asked of every entry a walk meets: the first byte and the length rule out nearly
+    // every name.
+    guard name.first == UInt8(ascii: "."), name.count <= maximumLength,
+      name.count > commonPrefix.count + commonSuffix.count,
+      name.starts(with: commonPrefix), name.suffix(commonSuffix.count).elementsEqual(commonSuffix)
     else { return false }
     var fields = 1
     var fieldLength = 0
-    for byte in bytes[commonPrefix.count..<(bytes.count - commonSuffix.count)] {
+    for byte in name[commonPrefix.count..<(name.count - commonSuffix.count)] {
       switch byte {
       case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
         fieldLength += 1

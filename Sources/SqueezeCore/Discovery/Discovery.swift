@@ -110,6 +110,8 @@ struct Discovery {
   var result = DiscoveryResult()
   /// Files already taken, by identity (`--follow-symlinks` only).
   private var seenFiles: Set<FileIdentity> = []
+  /// The last folder whose path a message needed, and that path (``shownPath(ofDirectory:)``).
+  private var shownFolder: (directory: Int32, path: RawPath)? = nil
 
   /// Prepares a walk.
   init(options: DiscoveryOptions, bases: BaseDirectories, namer: TemporaryNamer) {
@@ -230,7 +232,11 @@ struct Discovery {
       skip(argument, .alreadyListed)
       return
     }
-    append(file: name, status: status, directory: directory, display: argument)
+    guard let stored = result.files.store(name) else {
+      fail(argument, FileList.fullMessage)
+      return
+    }
+    appendRecord(stored, status: status, directory: directory)
   }
 
   /// A symbolic link named as an argument of a mirror (no trailing slash): stored as a link.
@@ -310,26 +316,27 @@ struct Discovery {
     topRecord.takeMetadata(of: status)
     result.files.directories.append(topRecord)
     let context = FolderScan.Context(
-      options: options, namer: namer, base: bases.descriptor(base), rootDevice: status.device,
-      rootRealPath: options.followSymlinks ? argument.realPath : nil)
-    var visited: Set<FileIdentity> = [identity]
+      options: options, namer: namer, base: bases.descriptor(base), argument: argument,
+      rootDevice: status.device, rootRealPath: options.followSymlinks ? argument.realPath : nil)
     if options.listingThreads > 1 && !options.followSymlinks {
       let before = result
+      // No set of the folders met while recording: ParallelListing files a scan only when
+      // each of its subfolders is met for the first time, and a folder met twice stops it
+      // and has everything recorded undone below, so the set would never find one (its
+      // hashing was about 90 instructions a file).
+      var unchecked: Set<FileIdentity>? = nil
       let outcome = ParallelListing.read(
-        display: result.files.displayPath(ofDirectory: top), identity: identity,
-        context: context, threads: options.listingThreads, top: top
+        identity: identity, context: context, threads: options.listingThreads, top: top
       ) { scan, directory in
-        record(
-          scan, directory: directory, display: result.files.displayPath(ofDirectory: directory),
-          visited: &visited
-        ).map { ($0.entry, $0.record) }
+        record(scan, directory: directory, visited: &unchecked).map { ($0.entry, $0.record) }
       }
       guard case .folderReachedTwice = outcome else { return }
       // A bind mount: what was recorded is undone, and the serial walk below decides which
       // way to the folder is listed and which is skipped, as without threads.
       result = before
-      visited = [identity]
+      shownFolder = nil
     }
+    var visited: Set<FileIdentity>? = [identity]
     var pending: [Int32] = [top]
     while let directory = pending.popLast() {
       let children = walk(directory: directory, context: context, visited: &visited)
@@ -339,12 +346,10 @@ struct Discovery {
 
   /// Lists one folder and records it; returns its subfolders (already recorded) in name order.
   private mutating func walk(
-    directory: Int32, context: FolderScan.Context, visited: inout Set<FileIdentity>
+    directory: Int32, context: FolderScan.Context, visited: inout Set<FileIdentity>?
   ) -> [Int32] {
-    let relative = result.files.relativePath(ofDirectory: directory)
-    let display = result.files.displayPath(ofDirectory: directory)
-    let scan = FolderScan.read(relative, display: display, context: context)
-    return record(scan, directory: directory, display: display, visited: &visited).map(\.record)
+    let scan = FolderScan.read(result.files.relativePath(ofDirectory: directory), context: context)
+    return record(scan, directory: directory, visited: &visited).map(\.record)
   }
 
   /// Records what a folder's scan found, in its order: files, links and subfolders into the
@@ -353,14 +358,16 @@ struct Discovery {
   /// - Returns: the subfolders to walk, in name order: each one's position among the scan's
   ///   subfolder entries, and its record's index.
   private mutating func record(
-    _ scan: FolderScan, directory: Int32, display: RawPath, visited: inout Set<FileIdentity>
+    _ scan: FolderScan, directory: Int32, visited: inout Set<FileIdentity>?
   ) -> [(entry: Int, record: Int32)] {
     if let failure = scan.failure {
-      fail(display, failure)
+      fail(shownPath(ofDirectory: directory), failure)
       return []
     }
     result.files.directories[Int(directory)].hasNoDefaultACL = scan.hasNoDefaultACL
-    for name in scan.staleTemporaries { result.staleTemporaries.append((directory, name)) }
+    for name in scan.staleTemporaries {
+      result.staleTemporaries.append((directory, scan.name(name)))
+    }
     let firstFile = result.files.files.count
     var subfolders: [(entry: Int, record: Int32)] = []
     var subfolderEntries = 0
@@ -368,51 +375,74 @@ struct Discovery {
       switch entry {
       case .file(let name, let status):
         if options.followSymlinks && !seenFiles.insert(FileIdentity(status)).inserted {
-          skip(display.appending(name), .alreadyListed)
+          skip(.alreadyListed, name, of: scan, in: directory)
         } else {
-          append(
-            file: name, status: status, directory: directory, display: display.appending(name))
+          append(file: name, of: scan, status: status, directory: directory)
         }
       case .link(let name, let target, let status):
         append(
-          link: name, target: target, status: status, directory: directory,
-          display: display.appending(name))
+          link: scan.name(name), target: scan.linkTargets[target], status: status,
+          directory: directory,
+          display: shownPath(ofDirectory: directory).appending(scan.name(name)))
       case .subfolder(let name, let status):
         if let subfolder = addSubfolder(
-          name, status: status, in: directory, display: display, visited: &visited)
+          name, of: scan, status: status, in: directory, visited: &visited)
         {
           subfolders.append((subfolderEntries, subfolder))
         }
         subfolderEntries += 1
       case .skipped(let name, let reason):
-        skip(display.appending(name), reason)
+        skip(reason, name, of: scan, in: directory)
       case .failed(let name, let cause):
-        fail(display.appending(name), cause)
+        fail(shownPath(ofDirectory: directory).appending(scan.name(name)), scan.messages[cause])
       case .warned(let name, let cause):
-        warn(display.appending(name), cause)
+        warn(shownPath(ofDirectory: directory).appending(scan.name(name)), scan.messages[cause])
       }
     }
-    finish(scan, display: display, firstFile: firstFile)
+    finish(scan, directory: directory, firstFile: firstFile)
     return subfolders
   }
 
-  /// Records a subfolder to walk, unless a link led to it a second time.
+  /// The path of `directory` as the user would write it, for messages: made for the first
+  /// message about a folder's entries and kept for the next ones (a path made for every
+  /// folder cost about 1,000 instructions each, and most folders have nothing to say).
+  private mutating func shownPath(ofDirectory directory: Int32) -> RawPath {
+    if let shownFolder, shownFolder.directory == directory { return shownFolder.path }
+    let path = result.files.displayPath(ofDirectory: directory)
+    shownFolder = (directory, path)
+    return path
+  }
+
+  /// Counts the entry `name` of `directory`'s scan as skipped, and keeps its path when asked
+  /// (``DiscoveryOptions/recordsSkippedPaths``; built only then).
+  private mutating func skip(
+    _ reason: SkipReason, _ name: FolderScan.Name, of scan: FolderScan, in directory: Int32
+  ) {
+    result.skipCounts[reason, default: 0] += 1
+    if options.recordsSkippedPaths {
+      result.skipped.append(
+        (shownPath(ofDirectory: directory).appending(scan.name(name)), reason))
+    }
+  }
+
+  /// Records a subfolder to walk, unless a link (or a bind mount) led to it a second time:
+  /// a folder already in `visited`, which is nil when ParallelListing has made sure of it.
   ///
   /// - Returns: its record's index, or nil when it is not walked.
   private mutating func addSubfolder(
-    _ name: RawPath, status: FileStatus, in directory: Int32, display: RawPath,
-    visited: inout Set<FileIdentity>
+    _ name: FolderScan.Name, of scan: FolderScan, status: FileStatus, in directory: Int32,
+    visited: inout Set<FileIdentity>?
   ) -> Int32? {
     let identity = FileIdentity(status)
-    if !visited.insert(identity).inserted {
+    if let inserted = visited?.insert(identity).inserted, !inserted {
       // Only links can reach a folder twice: a loop when it is on the way here.
       skip(
-        display.appending(name), isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed
-      )
+        isAncestor(identity, of: directory) ? .symlinkLoop : .alreadyListed, name, of: scan,
+        in: directory)
       return nil
     }
-    guard let stored = result.files.store(name) else {
-      fail(display.appending(name), FileList.fullMessage)
+    guard let stored = result.files.store(name, of: scan.listing) else {
+      fail(shownPath(ofDirectory: directory).appending(scan.name(name)), FileList.fullMessage)
       return nil
     }
     var record = FileList.Directory(
@@ -428,41 +458,38 @@ struct Discovery {
   /// the listing just read), and the compressed names that are not such an output, skipped.
   /// A restore's files (`-d`) learn the same of their restored names (`a.txt` beside
   /// `a.txt.gz`).
-  private mutating func finish(_ scan: FolderScan, display: RawPath, firstFile: Int) {
+  private mutating func finish(_ scan: FolderScan, directory: Int32, firstFile: Int) {
     if options.wanted == .compressedByName {
-      let names = Set(scan.names)
       for index in firstFile..<result.files.files.count {
         let name = result.files.name(of: result.files.files[index])
         result.files.files[index].outputListedBeside =
-          GzipNaming.decompressedName(of: name, suffix: options.suffix).map(names.contains)
-          ?? true
+          GzipNaming.decompressedName(of: name, suffix: options.suffix).map(
+            scan.listing.contains) ?? true
       }
     }
     guard options.wanted == .uncompressed else {
       for name in scan.compressedNames {
-        skip(display.appending(name), .alreadyCompressed)
+        skip(.alreadyCompressed, name, of: scan, in: directory)
       }
       return
     }
-    let suffix = options.suffix.bytes
-    let compressed = Set(scan.names.lazy.filter { $0.hasSuffix(suffix) })
     // A folder with no name ending in the suffix has no output beside any of its files: no
-    // output name to build and hash for each of them.
-    if compressed.isEmpty {
+    // output name to build and look up for each of them.
+    if !scan.listing.hasName(endingIn: options.suffix) {
       for index in firstFile..<result.files.files.count {
         result.files.files[index].outputListedBeside = false
       }
-      for name in scan.compressedNames { skip(display.appending(name), .alreadyCompressed) }
+      for name in scan.compressedNames { skip(.alreadyCompressed, name, of: scan, in: directory) }
       return
     }
     var outputs = Set<RawPath>()
     for index in firstFile..<result.files.files.count {
       let name = result.files.name(of: result.files.files[index]).addingSuffix(options.suffix)
-      result.files.files[index].outputListedBeside = compressed.contains(name)
+      result.files.files[index].outputListedBeside = scan.listing.contains(name)
       if result.files.files[index].outputListedBeside { outputs.insert(name) }
     }
-    for name in scan.compressedNames where !outputs.contains(name) {
-      skip(display.appending(name), .alreadyCompressed)
+    for name in scan.compressedNames where !outputs.contains(scan.name(name)) {
+      skip(.alreadyCompressed, name, of: scan, in: directory)
     }
   }
 
@@ -495,16 +522,22 @@ struct Discovery {
         modificationTime: status.modificationTime))
   }
 
-  /// Records a file to work on; `display` names it if the list is full (built only then:
-  /// a path made for every file cost an allocation each).
+  /// Records a file to work on (its path is built only if the list is full, for the
+  /// failure: a path made for every file cost an allocation each).
   private mutating func append(
-    file name: RawPath, status: FileStatus, directory: Int32,
-    display: @autoclosure () -> RawPath
+    file name: FolderScan.Name, of scan: FolderScan, status: FileStatus, directory: Int32
   ) {
-    guard let stored = result.files.store(name) else {
-      fail(display(), FileList.fullMessage)
+    guard let stored = result.files.store(name, of: scan.listing) else {
+      fail(shownPath(ofDirectory: directory).appending(scan.name(name)), FileList.fullMessage)
       return
     }
+    appendRecord(stored, status: status, directory: directory)
+  }
+
+  /// Records a file to work on whose name is stored at `stored`.
+  private mutating func appendRecord(
+    _ stored: (offset: UInt32, length: UInt16), status: FileStatus, directory: Int32
+  ) {
     result.files.files.append(
       FileList.File(
         directory: directory, nameOffset: stored.offset, nameLength: stored.length,

@@ -33,7 +33,6 @@ final class ParallelListing: Sendable {
   private struct Pending {
     var node: Int
     var relative: RawPath
-    var display: RawPath
   }
 
   /// One folder's place in the walk.
@@ -77,16 +76,16 @@ final class ParallelListing: Sendable {
   /// Wakes the calling thread: when a folder was read.
   private let callerWakeup = DispatchSemaphore(value: 0)
 
-  private init(display: RawPath, identity: FileIdentity, context: FolderScan.Context) {
+  private init(identity: FileIdentity, context: FolderScan.Context) {
     self.context = context
     var initial = State()
-    initial.pending = [Pending(node: 0, relative: "", display: display)]
+    initial.pending = [Pending(node: 0, relative: "")]
     initial.slots = [.unread]
     initial.seen = [identity]
     state = Lock(initial)
   }
 
-  /// Reads the argument's folder, shown as `display`, and every folder below it, on
+  /// Reads the argument's folder and every folder below it, on
   /// `threads` threads (the calling one and `threads - 1` started for the walk, which end
   /// with it), and calls `record` on the calling thread for each folder in walk order.
   ///
@@ -98,10 +97,10 @@ final class ParallelListing: Sendable {
   ///     each as its position among the scan's subfolder entries and the value to record it
   ///     with.
   static func read<Place>(
-    display: RawPath, identity: FileIdentity, context: FolderScan.Context, threads: Int,
+    identity: FileIdentity, context: FolderScan.Context, threads: Int,
     top: Place, record: (FolderScan, Place) -> [(entry: Int, place: Place)]
   ) -> Outcome {
-    let listing = ParallelListing(display: display, identity: identity, context: context)
+    let listing = ParallelListing(identity: identity, context: context)
     for _ in 1..<max(1, threads) {
       SystemThread.start(name: "squeeze-list") {
         listing.help()
@@ -139,15 +138,22 @@ final class ParallelListing: Sendable {
       // helper that finished the folder in between, and the walk hung.
       let step = state.withLock { state -> LeadStep in
         if state.folderReachedTwice { return .stop }
-        if case .read(let scan, let children) = state.slots[node] {
-          state.slots[node] = .recorded
+        if case .read = state.slots[node] {
+          // Taken out of its slot, not copied: a copy of a scan retains each of its arrays
+          // (the copies on the way to the recording cost about 900 instructions a folder).
+          // Putting an unread slot back after taking it out every time cost more.
+          var slot = Slot.recorded
+          swap(&slot, &state.slots[node])
+          guard case .read(let scan, let children) = consume slot else {
+            preconditionFailure("folder \(node)'s slot changed under the lock")
+          }
           return .record(scan, children: children)
         }
         if let pending = state.takeFolder() { return .read(pending) }
         state.callerWaits = true
         return .wait
       }
-      switch step {
+      switch consume step {
       case .record(let scan, let children):
         turns.removeLast()
         let subfolders = record(scan, place)
@@ -203,29 +209,33 @@ final class ParallelListing: Sendable {
   /// Reads one folder and files its scan; its subfolders become folders to read, the first
   /// one on top of the stack.
   private func read(_ folder: Pending) {
-    let scan = FolderScan.read(folder.relative, display: folder.display, context: context)
+    let read = FolderScan.read(folder.relative, context: context)
+    // Its subfolders' identities and paths, made before the lock is taken.
+    let subfolderEntries = read.entries.compactMap { entry -> (FileIdentity, RawPath)? in
+      guard case .subfolder(let name, let status) = entry else { return nil }
+      return (FileIdentity(status), folder.relative.appending(read.name(name)))
+    }
+    // Moved into its slot under the lock, not copied: a copy of a scan retains each of its
+    // arrays.
+    var scan: FolderScan? = consume read
     let (helpers, caller) = state.withLock { state -> (Int, Bool) in
       state.reading -= 1
       var children: [Int] = []
       var subfolders: [Pending] = []
-      for entry in scan.entries where !state.folderReachedTwice {
-        guard case .subfolder(let name, let status) = entry else { continue }
-        guard state.seen.insert(FileIdentity(status)).inserted else {
+      for (identity, relative) in subfolderEntries where !state.folderReachedTwice {
+        guard state.seen.insert(identity).inserted else {
           state.folderReachedTwice = true
           break
         }
         children.append(state.slots.count)
         state.slots.append(.unread)
-        subfolders.append(
-          Pending(
-            node: children.last!, relative: folder.relative.appending(name),
-            display: folder.display.appending(name)))
+        subfolders.append(Pending(node: children.last!, relative: relative))
       }
       if state.folderReachedTwice {
         state.pending.removeAll()
       } else {
         state.pending.append(contentsOf: subfolders.reversed())
-        state.slots[folder.node] = .read(scan, children: children)
+        state.slots[folder.node] = .read(scan.take()!, children: children)
       }
       let helpers = min(state.waiting, state.pending.count)
       state.waiting -= helpers
