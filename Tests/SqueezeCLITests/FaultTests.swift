@@ -312,6 +312,26 @@ import Testing
     #expect(try SystemGzip.decompress(folder.url("in/ok/a.txt.gz")) == Array("a".utf8))
   }
 
+  /// The harness's own retry: a copy of the binary still open for writing somewhere (as in
+  /// a child another test forked while the copy was written) is refused with `ETXTBSY`;
+  /// ``SqueezeBinary/runAsNobody(_:_:)`` waits for the writer to let go instead of reporting
+  /// `setpriv`'s 126 as squeeze's status.
+  @Test(.enabled(if: TestMachine.isRoot, "needs root to run squeeze as the user nobody"))
+  func aCopyBrieflyOpenForWritingStillRunsAsNobody() throws {
+    let folder = TemporaryFolder("busy-copy")
+    let binary = try SqueezeBinary.publicCopy(in: folder)
+    let writer = open(binary, O_WRONLY | O_CLOEXEC)
+    try #require(writer >= 0)
+    let closer = Thread {
+      usleep(300_000)
+      close(writer)
+    }
+    closer.start()
+    let result = try SqueezeBinary.runAsNobody(binary, ["--version"])
+    #expect(result.status == 0, "\(result.stderrText)")
+    #expect(result.stdoutText.hasPrefix("squeeze"))
+  }
+
   @Test func twoRunsAtOnceBothSucceedAndAgree() throws {
     let folder = TemporaryFolder("overlap-runs")
     for index in 0..<1500 {

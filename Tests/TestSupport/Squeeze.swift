@@ -94,11 +94,24 @@ public enum SqueezeBinary {
 
   /// Runs `binary` as the unprivileged user `nobody` (`setpriv`), so permission checks are
   /// real even when the tests run as root.
+  ///
+  /// A fresh copy (``publicCopy(in:)``) can be refused with `ETXTBSY` for a moment: a child
+  /// that another test forked while the copy was being written inherits its writable
+  /// descriptor until it calls `exec`, and the kernel refuses to execute a file open for
+  /// writing anywhere. `setpriv` then exits 126 before squeeze starts; that refusal is retried
+  /// (up to 2 s), any other result is returned as it is.
   @discardableResult
   public static func runAsNobody(_ binary: String, _ arguments: [String]) throws -> Shell.Result {
-    try Shell.run(
-      "/usr/bin/setpriv",
-      ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", binary] + arguments)
+    var attempt = 0
+    while true {
+      let result = try Shell.run(
+        "/usr/bin/setpriv",
+        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", binary] + arguments)
+      attempt += 1
+      guard result.status == 126, result.stderrText.contains("Text file busy"), attempt < 40
+      else { return result }
+      usleep(50_000)
+    }
   }
 }
 
