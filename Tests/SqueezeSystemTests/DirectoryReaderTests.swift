@@ -17,14 +17,7 @@ import Testing
       Array(repeating: UInt8(ascii: "n"), count: 255),
       Array(repeating: UInt8(ascii: "."), count: 7),
     ]
-    for name in names {
-      let path = Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]
-      let descriptor = path.withUnsafeBufferPointer { bytes in
-        bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o600) }
-      }
-      try #require(descriptor >= 0, "cannot create \(name)")
-      close(descriptor)
-    }
+    try Self.createFiles(named: names, in: folder)
     try folder.makeFolder("..folder")
     let directory = open(folder.path, O_RDONLY | O_DIRECTORY)
     try #require(directory >= 0)
@@ -93,14 +86,7 @@ import Testing
         names.insert(name)
       }
     }
-    for name in names {
-      let path = Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]
-      let descriptor = path.withUnsafeBufferPointer { bytes in
-        bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o600) }
-      }
-      try #require(descriptor >= 0, "cannot create \(name)")
-      close(descriptor)
-    }
+    try Self.createFiles(named: names, in: folder)
     let directory = open(folder.path, O_RDONLY | O_DIRECTORY)
     try #require(directory >= 0)
     defer { close(directory) }
@@ -116,5 +102,19 @@ import Testing
     listing.sortByName()
     #expect(
       listing.entries.map { listing.name(of: $0) } == names.map { RawPath(bytes: $0) }.sorted())
+  }
+
+  /// Creates an empty file for each of `names` (raw bytes, not necessarily UTF-8) in `folder`.
+  static func createFiles<Names: Sequence<[UInt8]>>(named names: Names, in folder: TemporaryFolder)
+    throws
+  {
+    for name in names {
+      let path = Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]
+      let descriptor = path.withUnsafeBufferPointer { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o600) }
+      }
+      try #require(descriptor >= 0, "cannot create \(name)")
+      close(descriptor)
+    }
   }
 }
