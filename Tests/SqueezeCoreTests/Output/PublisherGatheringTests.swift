@@ -9,21 +9,13 @@ import Testing
 /// How long a batch gathers: up to the gathering time for more requests, no longer once it
 /// holds its target, and not at all once the publisher shuts down.
 @Suite struct PublisherGatheringTests {
-  /// A folder to publish into, its descriptor, and what the publisher's batches did.
+  /// A folder to publish into, and what the publisher's batches did.
   final class Bench: Sendable {
-    let folder: TemporaryFolder
-    let base: Int32
-    let namer = TemporaryNamer()
+    let place: PublishingFolder
     let batches = DispatchSemaphore(value: 0)
     let published = Lock(0)
 
-    init(_ name: String) throws {
-      folder = TemporaryFolder(name)
-      base = try FileDescriptor.open(RawPath(folder.path), flags: .folder, symlinks: .always)
-        .release()
-    }
-
-    deinit { close(base) }
+    init(_ name: String) throws { place = try PublishingFolder(name) }
 
     func publisher(capacity: Int, gatherWait: Int) -> Publisher {
       Publisher(
@@ -33,10 +25,7 @@ import Testing
 
     /// Hands in a request for the file `name`.
     func submit(_ name: String, to publisher: Publisher) throws {
-      let request = try OutcomeDeliveryTests.request(
-        RawPath(name), in: FolderHandle(borrowing: base), base: base, namer: namer,
-        publisher: publisher)
-      publisher.submit(request) { outcome in
+      publisher.submit(try place.request(name, for: publisher)) { outcome in
         #expect(outcome == .published)
         self.published.withLock { $0 += 1 }
       }
@@ -61,7 +50,7 @@ import Testing
     let syncs = publisher.syncsPerformed
     #expect(syncs == 1, "one commit for the batch, found \(syncs)")
     await publisher.shutdown()
-    #expect(TemporaryFolder.files(in: bench.folder.path).sorted() == ["a", "b"])
+    #expect(bench.place.files.sorted() == ["a", "b"])
   }
 
   @Test func aBatchAtItsTargetIsPublishedWithoutWaitingOutTheGatheringTime() async throws {
@@ -73,7 +62,7 @@ import Testing
     #expect(bench.nextBatch(within: 30), "the full batch was not published")
     #expect(bench.published.withLock { $0 } == 4)
     await publisher.shutdown()
-    #expect(TemporaryFolder.files(in: bench.folder.path).count == 4)
+    #expect(bench.place.files.count == 4)
   }
 
   @Test func aShutdownEndsTheGatheringAtOnce() async throws {
@@ -90,7 +79,7 @@ import Testing
     // The gathering would run for 60 s; 30 s is room for any loaded machine.
     #expect(clock.now - start < .seconds(30))
     #expect(bench.published.withLock { $0 } == 1)
-    #expect(TemporaryFolder.files(in: bench.folder.path) == ["only"])
+    #expect(bench.place.files == ["only"])
   }
 
   @Test func manyThreadsHandingInWithShortGatheringsLoseNoRequest() async throws {
@@ -107,6 +96,6 @@ import Testing
     }
     await publisher.shutdown()
     #expect(bench.published.withLock { $0 } == 4 * perThread)
-    #expect(TemporaryFolder.files(in: bench.folder.path).count == 4 * perThread)
+    #expect(bench.place.files.count == 4 * perThread)
   }
 }

@@ -37,11 +37,10 @@ final class Sentinel: Sendable {
   /// completions (the batches are set aside by then).
   static func submit(
     _ count: Int, from first: Int, publisher: Publisher, batches: DispatchSemaphore,
-    tally: Tally, folder: FolderHandle, base: Int32, namer: TemporaryNamer
+    tally: Tally, place: PublishingFolder
   ) throws {
     for index in first..<(first + count) {
-      let request = try OutcomeDeliveryTests.request(
-        RawPath("f\(index)"), in: folder, base: base, namer: namer, publisher: publisher)
+      let request = try place.request("f\(index)", for: publisher)
       let sentinel = tally.sentinel()
       publisher.submit(request) { outcome in
         withExtendedLifetime(sentinel) {
@@ -54,38 +53,28 @@ final class Sentinel: Sendable {
   }
 
   @Test func aPublishedRequestIsLetGoOfByTheThreadThatHandsInTheNext() async throws {
-    let folder = TemporaryFolder("publisher-release")
-    let base = try FileDescriptor.open(RawPath(folder.path), flags: .folder, symlinks: .always)
-      .release()
-    defer { close(base) }
+    let place = try PublishingFolder("publisher-release")
     let batches = DispatchSemaphore(value: 0)
     let publisher = Publisher(
       discardRequested: AtomicFlag(), capacity: 8, afterEachBatch: { batches.signal() })
     let tally = Tally()
-    let handle = FolderHandle(borrowing: base)
-    let namer = TemporaryNamer()
     // Both hand-ins on one thread (no suspension between them): the first request is done
     // and set aside before the second is handed in, which lets go of it.
     let (submitter, releasedOn) = try {
       try Self.submit(
-        1, from: 0, publisher: publisher, batches: batches, tally: tally, folder: handle,
-        base: base, namer: namer)
+        1, from: 0, publisher: publisher, batches: batches, tally: tally, place: place)
       try Self.submit(
-        1, from: 1, publisher: publisher, batches: batches, tally: tally, folder: handle,
-        base: base, namer: namer)
+        1, from: 1, publisher: publisher, batches: batches, tally: tally, place: place)
       return (ThreadName.currentID, tally.state.withLock { $0.releasedOn })
     }()
     #expect(releasedOn == [submitter], "let go of by the submitting thread")
     await publisher.shutdown()
     #expect(tally.state.withLock { $0.alive } == 0, "none left after the shutdown")
-    #expect(TemporaryFolder.files(in: folder.path).count == 2)
+    #expect(place.files.count == 2)
   }
 
   @Test func atMostTheLimitOfPublishedRequestsWaitToBeLetGoOf() async throws {
-    let folder = TemporaryFolder("publisher-release-limit")
-    let base = try FileDescriptor.open(RawPath(folder.path), flags: .folder, symlinks: .always)
-      .release()
-    defer { close(base) }
+    let place = try PublishingFolder("publisher-release-limit")
     let batches = DispatchSemaphore(value: 0)
     let publisher = Publisher(
       discardRequested: AtomicFlag(), capacity: 200, afterEachBatch: { batches.signal() })
@@ -93,13 +82,12 @@ final class Sentinel: Sendable {
     let tally = Tally()
     let count = 150
     try Self.submit(
-      count, from: 0, publisher: publisher, batches: batches, tally: tally,
-      folder: FolderHandle(borrowing: base), base: base, namer: TemporaryNamer())
+      count, from: 0, publisher: publisher, batches: batches, tally: tally, place: place)
     await publisher.drain()
     let alive = tally.state.withLock { $0.alive }
     #expect(alive <= publisher.spentLimit, "\(alive) requests done still held")
     await publisher.shutdown()
     #expect(tally.state.withLock { $0.alive } == 0, "none left after the shutdown")
-    #expect(TemporaryFolder.files(in: folder.path).count == count)
+    #expect(place.files.count == count)
   }
 }
