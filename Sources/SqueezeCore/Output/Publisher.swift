@@ -204,7 +204,7 @@ final class Publisher: Sendable {
     self.afterEachBatch = afterEachBatch
     self.capacity = max(1, capacity)
     spentLimit = min(max(1, capacity), 64)
-    gatherTarget = min(256, max(1, max(1, capacity) / 2))
+    gatherTarget = min(256, max(1, self.capacity / 2))
     permits = DispatchSemaphore(value: max(1, capacity))
     SystemThread.start(name: "squeeze-publish") { [self] in
       self.run()
