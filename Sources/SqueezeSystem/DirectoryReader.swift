@@ -139,22 +139,6 @@ package struct DirectoryListing: Sendable {
   /// An empty listing.
   package init() {}
 
-  /// Adds an entry named by `name` (no NUL inside) of type `type`.
-  ///
-  /// - Returns: false, adding nothing, when `name` would end past 4 GiB of names or is
-  ///   longer than 65,535 bytes (a record's offset and length do not reach further).
-  @discardableResult
-  package mutating func append(name: UnsafeRawBufferPointer, type: UInt8) -> Bool {
-    guard let offset = UInt32(exactly: names.count),
-      let length = UInt16(exactly: name.count), UInt32.max - offset > length
-    else { return false }
-    // As typed bytes, which the array copies with memcpy (raw bytes are copied one by one).
-    name.withMemoryRebound(to: UInt8.self) { names.append(contentsOf: $0) }
-    names.append(0)
-    entries.append(Entry(key: Self.key(of: name), offset: offset, length: length, type: type))
-    return true
-  }
-
   /// The ``Entry/key`` of the name `name`: its first eight bytes as a big-endian number,
   /// zero bytes after a shorter name.
   package static func key(of name: UnsafeRawBufferPointer) -> UInt64 {

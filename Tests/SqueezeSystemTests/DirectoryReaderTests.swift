@@ -51,7 +51,7 @@ import Testing
     }
     var listing = DirectoryListing()
     for name in names.shuffled(using: &generator) {
-      name.withUnsafeBytes { _ = listing.append(name: $0, type: DirectoryReader.regularFile) }
+      name.withUnsafeBytes { listing.append(name: $0, type: DirectoryReader.regularFile) }
     }
     listing.sortByName()
     let paths = names.map { RawPath(bytes: $0) }
@@ -116,5 +116,17 @@ import Testing
       try #require(descriptor >= 0, "cannot create \(name)")
       close(descriptor)
     }
+  }
+}
+
+extension DirectoryListing {
+  /// Adds an entry named by `name` (no NUL inside) of type `type`, as the reader files the
+  /// names it reads: a listing of any names, for the tests of keys and order.
+  fileprivate mutating func append(name: UnsafeRawBufferPointer, type: UInt8) {
+    let offset = UInt32(names.count)
+    name.withMemoryRebound(to: UInt8.self) { names.append(contentsOf: $0) }
+    names.append(0)
+    entries.append(
+      Entry(key: Self.key(of: name), offset: offset, length: UInt16(name.count), type: type))
   }
 }

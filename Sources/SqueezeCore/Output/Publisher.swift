@@ -203,9 +203,9 @@ final class Publisher: Sendable {
     self.discardRequested = discardRequested
     self.afterEachBatch = afterEachBatch
     self.capacity = max(1, capacity)
-    spentLimit = min(max(1, capacity), 64)
+    spentLimit = min(self.capacity, 64)
     gatherTarget = min(256, max(1, self.capacity / 2))
-    permits = DispatchSemaphore(value: max(1, capacity))
+    permits = DispatchSemaphore(value: self.capacity)
     SystemThread.start(name: "squeeze-publish") { [self] in
       self.run()
     }
