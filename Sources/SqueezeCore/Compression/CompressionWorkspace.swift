@@ -30,9 +30,6 @@ final class CompressionWorkspace: @unchecked Sendable {
   let chunking: Chunking
   /// The room before a chunk in ``input`` for its dictionary, in bytes (the engine's).
   let dictionarySize: Int
-  /// The thread that last used the workspace (its `gettid`), 0 before first use: read and
-  /// written only under ``WorkspacePool``'s lock.
-  var lastThread: Int32 = 0
 
   /// Bytes reserved in ``output`` for a gzip header (with a 255-byte name) and a trailer.
   static let headerAndTrailerRoom = 512
@@ -80,13 +77,10 @@ final class CompressionWorkspace: @unchecked Sendable {
 /// once (so at most as many as the cooperative pool has threads, or the width), created on
 /// first need and kept for the run.
 ///
-/// A thread gets back the workspace it used last when that one is idle: the compressor's
-/// state (libdeflate clears about 200 KB of hash tables for every file at level 6) then stays
-/// in that core's cache. Lent in plain last-in, first-out order, workspaces changed threads
-/// from file to file, and on `tiny/` (20,000 files of at most 4 KiB) the run's user time
-/// swung between 0.57 and 0.82 s from run to run; kept with their threads, 0.62 to 0.71 s.
+/// A thread gets back the workspace it used last when that one is idle
+/// (``ThreadAffinePool``).
 final class WorkspacePool: Sendable {
-  private let idle = Lock<[CompressionWorkspace]>([])
+  private let idle = ThreadAffinePool<CompressionWorkspace>()
   /// The engine every workspace compresses with.
   let engine: Engine
   private let level: CompressionLevel
@@ -106,28 +100,13 @@ final class WorkspacePool: Sendable {
   func withWorkspace<R>(
     _ body: (CompressionWorkspace) throws(FileFailure) -> R
   ) throws(FileFailure) -> R {
-    let workspace: CompressionWorkspace
-    let thread = ThreadName.currentID
-    if let reused = idle.withLock({ (idle) -> CompressionWorkspace? in
-      if let mine = idle.lastIndex(where: { $0.lastThread == thread }) {
-        return idle.remove(at: mine)
-      }
-      return idle.popLast()
-    }) {
-      workspace = reused
-    } else {
-      do {
-        workspace = try CompressionWorkspace(engine: engine, level: level, chunking: chunking)
-      } catch {
-        throw .engine(error)
-      }
-    }
-    defer {
-      idle.withLock {
-        workspace.lastThread = thread
-        $0.append(workspace)
-      }
-    }
-    return try body(workspace)
+    try idle.lend(
+      make: { () throws(FileFailure) in
+        do throws(EngineError) {
+          return try CompressionWorkspace(engine: engine, level: level, chunking: chunking)
+        } catch {
+          throw .engine(error)
+        }
+      }, body)
   }
 }

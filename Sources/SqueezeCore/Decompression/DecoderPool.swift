@@ -39,9 +39,10 @@ final class DecodeWorkspace: @unchecked Sendable {
   }
 }
 
-/// Lends ``DecodeWorkspace``s: at most one per decompression running at once.
+/// Lends ``DecodeWorkspace``s: at most one per decompression running at once. A thread gets
+/// back the workspace it used last when that one is idle (``ThreadAffinePool``).
 final class DecoderPool: Sendable {
-  private let idle = Lock<[DecodeWorkspace]>([])
+  private let idle = ThreadAffinePool<DecodeWorkspace>()
   /// The engine every workspace inflates with.
   let engine: Engine
 
@@ -56,18 +57,14 @@ final class DecoderPool: Sendable {
   func withWorkspace<R>(
     _ body: (DecodeWorkspace) throws(FileFailure) -> R
   ) throws(FileFailure) -> R {
-    let workspace: DecodeWorkspace
-    if let reused = idle.withLock({ $0.popLast() }) {
-      workspace = reused
-    } else {
-      do {
-        workspace = try DecodeWorkspace(engine: engine)
-      } catch {
-        throw .engine(error)
-      }
-    }
-    defer { idle.withLock { $0.append(workspace) } }
-    return try body(workspace)
+    try idle.lend(
+      make: { () throws(FileFailure) in
+        do throws(EngineError) {
+          return try DecodeWorkspace(engine: engine)
+        } catch {
+          throw .engine(error)
+        }
+      }, body)
   }
 }
 
