@@ -101,12 +101,8 @@ final class WorkspacePool: Sendable {
     _ body: (CompressionWorkspace) throws(FileFailure) -> R
   ) throws(FileFailure) -> R {
     try idle.lend(
-      make: { () throws(FileFailure) in
-        do throws(EngineError) {
-          return try CompressionWorkspace(engine: engine, level: level, chunking: chunking)
-        } catch {
-          throw .engine(error)
-        }
+      make: { () throws(EngineError) in
+        try CompressionWorkspace(engine: engine, level: level, chunking: chunking)
       }, body)
   }
 }

@@ -57,14 +57,7 @@ final class DecoderPool: Sendable {
   func withWorkspace<R>(
     _ body: (DecodeWorkspace) throws(FileFailure) -> R
   ) throws(FileFailure) -> R {
-    try idle.lend(
-      make: { () throws(FileFailure) in
-        do throws(EngineError) {
-          return try DecodeWorkspace(engine: engine)
-        } catch {
-          throw .engine(error)
-        }
-      }, body)
+    try idle.lend(make: { () throws(EngineError) in try DecodeWorkspace(engine: engine) }, body)
   }
 }
 

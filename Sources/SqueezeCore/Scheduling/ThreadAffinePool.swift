@@ -1,3 +1,4 @@
+import SqueezeEngines
 import SqueezeSystem
 
 /// The idle workspaces of a pool (``WorkspacePool``, ``DecoderPool``), lent to one
@@ -18,9 +19,10 @@ final class ThreadAffinePool<Workspace: AnyObject & Sendable>: Sendable {
   /// Runs `body` with a workspace nobody else is using, an idle one or else one `make`
   /// creates, then returns it to the pool.
   ///
-  /// - Throws: what `make` or `body` throws.
+  /// - Throws: ``FileFailure/engine(_:)`` when `make` cannot create a workspace, or what
+  ///   `body` throws.
   func lend<R>(
-    make: () throws(FileFailure) -> Workspace,
+    make: () throws(EngineError) -> Workspace,
     _ body: (Workspace) throws(FileFailure) -> R
   ) throws(FileFailure) -> R {
     let thread = ThreadName.currentID
@@ -34,7 +36,11 @@ final class ThreadAffinePool<Workspace: AnyObject & Sendable>: Sendable {
     if let reused {
       workspace = reused
     } else {
-      workspace = try make()
+      do {
+        workspace = try make()
+      } catch {
+        throw .engine(error)
+      }
     }
     defer { idle.withLock { $0.append((workspace, thread)) } }
     return try body(workspace)
