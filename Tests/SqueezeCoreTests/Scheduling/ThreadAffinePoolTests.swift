@@ -19,6 +19,7 @@ import Testing
   /// - Returns: the workspaces lent, by key: "first", "second", "first again".
   static func lendToTwoThreads(_ lend: @escaping Borrow) async -> [String: ObjectIdentifier] {
     let lent = Lock<[String: ObjectIdentifier]>([:])
+    // Each thread records its workspace before it signals that it gave the workspace back.
     let borrow: @Sendable (String, () -> Void) -> Void = { key, whileHeld in
       let workspace = lend(whileHeld)
       lent.withLock { $0[key] = workspace }
@@ -27,7 +28,6 @@ import Testing
     let secondHolds = DispatchSemaphore(value: 0)
     let firstReturned = DispatchSemaphore(value: 0)
     let secondReturned = DispatchSemaphore(value: 0)
-    let secondDone = DispatchSemaphore(value: 0)
     SystemThread.start(name: nil) {
       firstHolds.wait()
       borrow("second") {
@@ -35,7 +35,6 @@ import Testing
         firstReturned.wait()
       }
       secondReturned.signal()
-      secondDone.signal()
     }
     await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
       SystemThread.start(name: nil) {
@@ -46,7 +45,6 @@ import Testing
         firstReturned.signal()
         secondReturned.wait()
         borrow("first again") {}
-        secondDone.wait()
         finished.resume()
       }
     }
