@@ -38,6 +38,32 @@ package enum ProcessControl {
     return UInt64(limit.rlim_cur)
   }
 
+  /// Raises the soft `RLIMIT_NOFILE` toward `wanted` descriptors, as far as the hard limit
+  /// allows (`setrlimit(2)`); a soft limit already at or above `wanted` is left alone.
+  ///
+  /// A run holds a descriptor for each output waiting to be published (its folder), so a
+  /// low soft limit either makes files fail with `EMFILE` or makes the publisher's queue
+  /// short. The soft limit is only a default a process may raise up to the hard one: the
+  /// usual systemd setup gives 1,024 soft and 524,288 hard, and a shell's `ulimit -S -n`
+  /// lowers only the soft one. squeeze starts no other program, so no child inherits the
+  /// raised limit (a program using `select(2)` cannot take descriptors past 1,023).
+  ///
+  /// - Returns: the soft limit now, or nil when it cannot be read.
+  @discardableResult
+  package static func raiseOpenFileLimit(toward wanted: UInt64) -> UInt64? {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+    guard limit.rlim_cur < wanted, limit.rlim_max > limit.rlim_cur else {
+      return UInt64(limit.rlim_cur)
+    }
+    var raised = limit
+    raised.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 else {
+      return UInt64(limit.rlim_cur)
+    }
+    return UInt64(raised.rlim_cur)
+  }
+
   /// The effective user id (`geteuid(2)`): 0 for root.
   package static var effectiveUserID: UInt32 { geteuid() }
   /// The effective group id (`getegid(2)`).
@@ -88,13 +114,17 @@ public enum DescriptorTable {
   /// Descriptors the table is grown to hold: 4,096.
   public static let reservedCount = 4096
 
-  /// Grows the table to ``reservedCount`` descriptors, or to the soft `RLIMIT_NOFILE` if it is
-  /// lower. Call first thing in `main`, after ``StandardDescriptors/reserve()`` (which makes
+  /// Raises the soft `RLIMIT_NOFILE` to ``reservedCount`` where the hard limit allows
+  /// (``ProcessControl/raiseOpenFileLimit(toward:)``), then grows the table to
+  /// ``reservedCount`` descriptors, or to the soft limit if it is still lower. Call first thing in `main`, after ``StandardDescriptors/reserve()`` (which makes
   /// descriptor 0 valid), before anything starts a thread. Nothing is left open, and no
   /// descriptor the process inherited is touched (`F_DUPFD` takes the lowest free number at
   /// or above the one asked for).
   public static func reserve() {
-    let limit = ProcessControl.openFileLimit ?? UInt64(reservedCount)
+    // A soft limit below the table is raised first, where the hard limit allows.
+    let limit =
+      ProcessControl.raiseOpenFileLimit(toward: UInt64(reservedCount))
+      ?? UInt64(reservedCount)
     let count = Int(min(limit, UInt64(reservedCount)))
     guard count > 64 else { return }
     let descriptor = fcntl(0, F_DUPFD_CLOEXEC, Int32(count - 1))

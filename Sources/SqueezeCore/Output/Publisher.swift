@@ -171,16 +171,35 @@ final class Publisher: Sendable {
   /// request refused at shutdown), so their owner can act on them once per batch.
   private let afterEachBatch: @Sendable () -> Void
 
-  /// How many requests may wait by default: a quarter of the descriptors this process may
-  /// open (the soft `RLIMIT_NOFILE`), between 16 and 1,024. Each waiting request keeps the
-  /// folder of its temporary open (``FolderHandle``), as does each request done that waits
-  /// to be let go of (``spentLimit``, at most as many), so a tree of many folders holding one
-  /// small file each never runs out of descriptors while a sync takes its time.
+  /// How many requests may wait by default: ``capacity(forDescriptorLimit:)`` of the soft
+  /// `RLIMIT_NOFILE` (which squeeze raises toward the hard limit at start:
+  /// ``DescriptorTable``), 256 when it cannot be read.
   static var defaultCapacity: Int {
     guard let limit = ProcessControl.openFileLimit else { return 256 }
-    // No limit (RLIM_INFINITY, the largest value) counts as 4,096.
+    return capacity(forDescriptorLimit: limit)
+  }
+
+  /// Descriptors a run keeps open beside the publisher's folders: standard descriptors, the
+  /// runtime's event descriptors, the arguments' folders, the folder handles kept for the
+  /// next file, and each running job's source, temporary and folder. 30 (measured: 13 open
+  /// before the first file; 4 kept handles; 3 for each of two jobs; room for a listing
+  /// thread's folder, a sync descriptor and a log).
+  static let descriptorsBesideQueue: UInt64 = 30
+
+  /// How many requests may wait when the process may open `limit` descriptors: a quarter of
+  /// them, between 16 and 1,024 (no limit counts as 4,096); below 64 descriptors, as many as
+  /// fit beside ``descriptorsBesideQueue`` with two each, at least one.
+  ///
+  /// Each waiting request keeps the folder of its temporary open (``FolderHandle``), as does
+  /// each request done that waits to be let go of (``spentLimit``, at most as many), so a
+  /// tree of many folders holding one small file each never runs out of descriptors while a
+  /// sync takes its time. A floor of 16 under a hard limit of 32 (`ulimit -n 32`) failed
+  /// most files of such a tree with `EMFILE`.
+  static func capacity(forDescriptorLimit limit: UInt64) -> Int {
     let quarter = Int(min(limit, 4096)) / 4
-    return min(max(quarter, 16), 1024)
+    guard limit < 64 else { return min(max(quarter, 16), 1024) }
+    let room = limit > descriptorsBesideQueue ? limit - descriptorsBesideQueue : 0
+    return max(1, Int(room / 2))
   }
 
   /// Starts the publishing thread.
