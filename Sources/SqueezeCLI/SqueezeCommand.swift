@@ -9,12 +9,15 @@ public enum SqueezeCommand {
   /// command returns.
   ///
   /// Synchronous at first, so that standard descriptors closed by the caller are reserved
-  /// (`StandardDescriptors/reserve()`) before the concurrency runtime opens anything, and the
-  /// descriptor table is grown while the process has one thread (`DescriptorTable`); the
+  /// (`StandardDescriptors/reserve()`) before the concurrency runtime opens anything, the soft
+  /// open-file limit is raised toward the hard one, and the descriptor table is grown while
+  /// the process has one thread (`DescriptorTable`); the
   /// command then runs as a main-actor task on the main dispatch queue, as an `async` main
   /// would.
   public static func start() -> Never {
     StandardDescriptors.reserve()
+    // A soft open-file limit below the table is raised first, where the hard limit allows.
+    ProcessControl.raiseOpenFileLimit(toward: UInt64(DescriptorTable.reservedCount))
     DescriptorTable.reserve()
     // The kernel's name stays the program's ("squeeze": renaming the main thread renames
     // the process in ps); the task log names it by what it is.

@@ -33,9 +33,13 @@ package enum ProcessControl {
   /// The most descriptors this process may have open: the soft `RLIMIT_NOFILE`
   /// (`getrlimit(2)`), `UInt64.max` for no limit, or nil when it cannot be read.
   package static var openFileLimit: UInt64? {
+    openFileLimits.map { UInt64($0.rlim_cur) }
+  }
+
+  /// The soft and hard `RLIMIT_NOFILE` (`getrlimit(2)`), or nil when they cannot be read.
+  private static var openFileLimits: rlimit? {
     var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-    return UInt64(limit.rlim_cur)
+    return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? limit : nil
   }
 
   /// Raises the soft `RLIMIT_NOFILE` toward `wanted` descriptors, as far as the hard limit
@@ -48,20 +52,13 @@ package enum ProcessControl {
   /// lowers only the soft one. squeeze starts no other program, so no child inherits the
   /// raised limit (a program using `select(2)` cannot take descriptors past 1,023).
   ///
-  /// - Returns: the soft limit now, or nil when it cannot be read.
-  @discardableResult
-  package static func raiseOpenFileLimit(toward wanted: UInt64) -> UInt64? {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-    guard limit.rlim_cur < wanted, limit.rlim_max > limit.rlim_cur else {
-      return UInt64(limit.rlim_cur)
-    }
-    var raised = limit
-    raised.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
-    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 else {
-      return UInt64(limit.rlim_cur)
-    }
-    return UInt64(raised.rlim_cur)
+  /// Call first thing in `main`, before ``DescriptorTable/reserve()``, which grows the table
+  /// to the limit this leaves. When `setrlimit` fails the soft limit stays as it was.
+  package static func raiseOpenFileLimit(toward wanted: UInt64) {
+    guard var limit = openFileLimits, limit.rlim_cur < wanted, limit.rlim_max > limit.rlim_cur
+    else { return }
+    limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
   }
 
   /// The effective user id (`geteuid(2)`): 0 for root.
@@ -114,17 +111,13 @@ public enum DescriptorTable {
   /// Descriptors the table is grown to hold: 4,096.
   public static let reservedCount = 4096
 
-  /// Raises the soft `RLIMIT_NOFILE` to ``reservedCount`` where the hard limit allows
-  /// (``ProcessControl/raiseOpenFileLimit(toward:)``), then grows the table to
-  /// ``reservedCount`` descriptors, or to the soft limit if it is still lower. Call first thing in `main`, after ``StandardDescriptors/reserve()`` (which makes
+  /// Grows the table to ``reservedCount`` descriptors, or to the soft `RLIMIT_NOFILE` if it is
+  /// lower. Call first thing in `main`, after ``StandardDescriptors/reserve()`` (which makes
   /// descriptor 0 valid), before anything starts a thread. Nothing is left open, and no
   /// descriptor the process inherited is touched (`F_DUPFD` takes the lowest free number at
   /// or above the one asked for).
   public static func reserve() {
-    // A soft limit below the table is raised first, where the hard limit allows.
-    let limit =
-      ProcessControl.raiseOpenFileLimit(toward: UInt64(reservedCount))
-      ?? UInt64(reservedCount)
+    let limit = ProcessControl.openFileLimit ?? UInt64(reservedCount)
     let count = Int(min(limit, UInt64(reservedCount)))
     guard count > 64 else { return }
     let descriptor = fcntl(0, F_DUPFD_CLOEXEC, Int32(count - 1))
