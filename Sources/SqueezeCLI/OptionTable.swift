@@ -326,7 +326,7 @@ enum OptionTable {
       OptionDefinition(
         group: .compression, short: "N", long: "name",
         help:
-          "Compressing, store the original name and time (the default); decompressing, restore them from the header (a stored name over 255 bytes, too long for a file name, fails the file).",
+          "Compressing, store the original name and time (the default); decompressing, restore them from the header (of a stored path, its last component, as gzip does; a stored name over 255 bytes, too long for a file name, fails the file).",
         apply: { options, _, _ in options.headerNameAndTime = true }),
       OptionDefinition(
         group: .compression, short: "j", long: "jobs", valueLabel: "n",

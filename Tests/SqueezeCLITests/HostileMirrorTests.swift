@@ -88,13 +88,19 @@ import Testing
     #expect(Self.everything(folder.url("outside")).isEmpty)
   }
 
+  /// A stored name with a path restores under its last component, in the folder the `.gz`
+  /// file's output goes to, as `gzip -dN` and `pigz -dN` take it; one whose last component
+  /// cannot name a file (`x/`, `dir/..`) restores under the `.gz` file's own name.
   @Test func namesInGzipHeadersNeverCarryAPath() throws {
     let folder = TemporaryFolder("hostile-names")
     try Self.gzip("up and out", name: "../../escape", at: folder.url("M/a.gz"))
     try Self.gzip("absolute", name: folder.url("absolute-escape"), at: folder.url("M/b.gz"))
+    try Self.gzip("a folder's name", name: "x/", at: folder.url("M/c.gz"))
+    try Self.gzip("up, by a last component", name: "dir/..", at: folder.url("M/d.gz"))
     let result = try SqueezeBinary.run(["-d", "-N", "-o", folder.url("R"), folder.url("M/")])
     #expect(result.status == 0, "\(result.stderrText)")
-    #expect(Self.everything(folder.url("R")) == ["a", "b"])
+    #expect(Self.everything(folder.url("R")) == ["absolute-escape", "c", "d", "escape"])
+    #expect(try String(contentsOfFile: folder.url("R/escape"), encoding: .utf8) == "up and out")
     #expect(!FileManager.default.fileExists(atPath: folder.url("escape")))
     #expect(!FileManager.default.fileExists(atPath: folder.url("absolute-escape")))
   }

@@ -243,9 +243,11 @@ enum DecompressionJob {
     }
   }
 
-  /// The header's name for `-N`, when it can name a file: nil when there is none, or when
-  /// it is not one plain component (``isSafeName(_:)``; the `.gz` file's own name is used
-  /// then).
+  /// The header's name for `-N`, when it can name a file: its last component, as gzip and
+  /// pigz take it (`../../x` and `/tmp/x` restore as `x` beside the `.gz` file; a header
+  /// never steers output into another folder). Nil when there is none, or when that
+  /// component cannot name a file (``isSafeName(_:)``: empty, as in `x/`, or `.` or `..`),
+  /// and the `.gz` file's own name is used then.
   ///
   /// - Throws: ``FileFailure/storedNameTooLong(bytes:)`` for a name longer than a file name
   ///   can be (``GzipHeader/longestKeptName``).
@@ -253,11 +255,15 @@ enum DecompressionJob {
     guard header.nameLength <= GzipHeader.longestKeptName else {
       throw .storedNameTooLong(bytes: header.nameLength)
     }
-    return header.name.map { RawPath(bytes: $0) }.flatMap { isSafeName($0) ? $0 : nil }
+    guard let name = header.name else { return nil }
+    // What follows the last slash: the whole name when it has none.
+    let start = name.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? name.startIndex
+    let last = RawPath(bytes: Array(name[start...]))
+    return isSafeName(last) ? last : nil
   }
 
-  /// A stored name is used only when it is one plain component: no `/`, not `.` or `..`,
-  /// not empty, at most 255 bytes (a header must never steer output elsewhere).
+  /// A name a restore may take: one plain component, not empty, not `.` or `..`, no `/`, at
+  /// most 255 bytes.
   static func isSafeName(_ name: RawPath) -> Bool {
     !name.isEmpty && name.count <= 255 && !name.bytes.contains(UInt8(ascii: "/"))
       && name != "." && name != ".."
