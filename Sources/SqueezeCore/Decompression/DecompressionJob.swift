@@ -262,11 +262,10 @@ enum DecompressionJob {
     return isSafeName(last) ? last : nil
   }
 
-  /// A name a restore may take: one plain component, not empty, not `.` or `..`, no `/`, at
-  /// most 255 bytes.
-  static func isSafeName(_ name: RawPath) -> Bool {
-    !name.isEmpty && name.count <= 255 && !name.bytes.contains(UInt8(ascii: "/"))
-      && name != "." && name != ".."
+  /// Whether `component` (a stored name's last component, so it has no `/`) can name a
+  /// restored file: not empty, not `.` or `..`, at most 255 bytes.
+  static func isSafeName(_ component: RawPath) -> Bool {
+    !component.isEmpty && component.count <= 255 && component != "." && component != ".."
   }
 }
 
