@@ -11,9 +11,8 @@ public enum SqueezeCommand {
   /// Synchronous at first, so that standard descriptors closed by the caller are reserved
   /// (`StandardDescriptors/reserve()`) before the concurrency runtime opens anything, the soft
   /// open-file limit is raised toward the hard one, and the descriptor table is grown while
-  /// the process has one thread (`DescriptorTable`); the
-  /// command then runs as a main-actor task on the main dispatch queue, as an `async` main
-  /// would.
+  /// the process has one thread (`DescriptorTable`); the command then runs as a main-actor
+  /// task on the main dispatch queue, as an `async` main would.
   public static func start() -> Never {
     StandardDescriptors.reserve()
     // A soft open-file limit below the table is raised first, where the hard limit allows.

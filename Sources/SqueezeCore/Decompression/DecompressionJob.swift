@@ -244,8 +244,8 @@ enum DecompressionJob {
   }
 
   /// The header's name for `-N`, when it can name a file: its last component, as gzip and
-  /// pigz take it (`../../x` and `/tmp/x` restore as `x` beside the `.gz` file; a header
-  /// never steers output into another folder). Nil when there is none, or when that
+  /// pigz take it (`../../x` and `/tmp/x` restore as `x` where the `.gz` file's own output
+  /// would go; a header never steers output into another folder). Nil when there is none, or when that
   /// component cannot name a file (``isSafeName(_:)``: empty, as in `x/`, or `.` or `..`),
   /// and the `.gz` file's own name is used then.
   ///
@@ -262,10 +262,11 @@ enum DecompressionJob {
     return isSafeName(last) ? last : nil
   }
 
-  /// Whether `component` (a stored name's last component, so it has no `/`) can name a
-  /// restored file: not empty, not `.` or `..`, at most 255 bytes.
+  /// Whether `component` (a stored name's last component, so it has no `/`, and no longer
+  /// than the name ``storedName(in:)`` has already held to 255 bytes) can name a restored
+  /// file: not empty, not `.` or `..`.
   static func isSafeName(_ component: RawPath) -> Bool {
-    !component.isEmpty && component.count <= 255 && component != "." && component != ".."
+    !component.isEmpty && component != "." && component != ".."
   }
 }
 

@@ -196,8 +196,7 @@ final class Publisher: Sendable {
   /// sync takes its time. A floor of 16 under a hard limit of 32 (`ulimit -n 32`) failed
   /// most files of such a tree with `EMFILE`.
   static func capacity(forDescriptorLimit limit: UInt64) -> Int {
-    let quarter = Int(min(limit, 4096)) / 4
-    guard limit < 64 else { return min(max(quarter, 16), 1024) }
+    guard limit < 64 else { return min(max(Int(min(limit, 4096)) / 4, 16), 1024) }
     let room = limit > descriptorsBesideQueue ? limit - descriptorsBesideQueue : 0
     return max(1, Int(room / 2))
   }
