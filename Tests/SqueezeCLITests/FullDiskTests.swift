@@ -98,6 +98,13 @@ struct FullDiskTests {
     #expect(lines.first?.contains(" not done, ") == true)
     // The summary ends so, or goes on with the main actor's lag when diagnostics were asked.
     #expect(lines.last?.contains(", stopped: no room left") == true, "\(result.stderrText)")
+    // Both count the files not done alike.
+    let count = lines.first?.split(separator: "; ").dropFirst().first?
+      .split(separator: " not done").first.map(String.init)
+    #expect(count != nil, "\(result.stderrText)")
+    #expect(
+      lines.last?.contains(", stopped: no room left (\(count ?? "?") not done)") == true,
+      "the summary counts the files not done too: \(result.stderrText)")
   }
 
   /// Every file of `count` in `folder`: its original unchanged, or (`--rm`) gone with a

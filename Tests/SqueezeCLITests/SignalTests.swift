@@ -27,8 +27,17 @@ import Testing
     #expect(result.stderrText.contains("interrupted"), "the partial summary: \(result.stderrText)")
     let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
     #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "no temporaries left")
-    for output in everything.filter({ $0.hasSuffix(".gz") }) {
+    let outputs = everything.filter { $0.hasSuffix(".gz") }
+    for output in outputs {
       #expect(try SystemGzip.accepts(folder.url(output)), "\(output) is whole")
+    }
+    // The summary counts the files left undone: the 400 less those with an output.
+    let notDone = 400 - outputs.count
+    if notDone > 0 {
+      #expect(
+        result.stderrText.contains(
+          "interrupted (\(notDone) \(notDone == 1 ? "file" : "files") not done)"),
+        "\(outputs.count) of 400 done: \(result.stderrText)")
     }
   }
 

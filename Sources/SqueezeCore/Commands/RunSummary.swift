@@ -40,14 +40,19 @@ struct RunSummary: Sendable {
   /// never runs work on the main actor, so in an everyday run a lag there says only that
   /// the machine was busy, in words a backup's reader should not have to learn.
   var showsMainActor = false
+  /// Files the run set out to do and did not, when it stopped early (a signal, a full
+  /// disk): neither done, up to date, linked, nor failed for a reason of their own
+  /// (``FullDisk/notDone(selected:results:)``). Said only for a run that stopped.
+  var notDone = 0
 
   /// Files that failed, in discovery and in the work together.
   var failed: Int { results.failed + discoveryFailures }
 
   /// `squeeze: 14 files compressed, 1.23 MB → 345 kB (72.0 % saved), 0.123 s, 10.0 MB/s`,
   /// then up-to-date, grown, stored, removed, linked, folders made and updated, deleted,
-  /// skipped and failed counts when not zero, and
-  /// (when ``showsMainActor``) the main actor's worst lag and hangs. A run that did nothing
+  /// skipped and failed counts when not zero, for a run that stopped early `interrupted`
+  /// or `stopped: no room left` and how many files were not done (`interrupted (16,998
+  /// files not done)`), and (when ``showsMainActor``) the main actor's worst lag and hangs. A run that did nothing
   /// says `nothing compressed`, and one whose files were all empty
   /// `2 empty files compressed`: no sizes or rate made of zeros.
   ///
@@ -138,7 +143,9 @@ struct RunSummary: Sendable {
     if skipped > 0 { parts.append("\(ByteFormat.count(skipped)) skipped") }
     if failed > 0 { parts.append("\(ByteFormat.count(failed)) failed") }
     if results.interrupted {
-      parts.append(results.fullDisk == nil ? "interrupted" : "stopped: no room left")
+      var stopped = results.fullDisk == nil ? "interrupted" : "stopped: no room left"
+      if notDone > 0 { stopped += " (\(ByteFormat.count(notDone, "file")) not done)" }
+      parts.append(stopped)
     }
     var line = "squeeze: " + parts.joined(separator: ", ")
     guard showsMainActor else { return line }

@@ -219,6 +219,32 @@ import Testing
     #expect(missing.hasPrefix("squeeze: nothing tested, 0.500 s, 1 failed"), "\(missing)")
   }
 
+  /// A run stopped early says how many files it did not do, in the same count the full
+  /// disk's own message gives; a run stopped after its last file says only that it stopped.
+  @Test func aStoppedRunSaysHowManyFilesWereNotDone() throws {
+    var results = RunResults()
+    results.done = 2
+    results.bytesIn = 100
+    results.bytesOut = 50
+    results.interrupted = true
+    func line(notDone: Int) -> String {
+      RunSummary(
+        operation: .compress, results: results, skipped: 0, discoveryFailures: 0,
+        wallSeconds: 0.5, cpuSeconds: 0.4, hangs: HangReport(), notDone: notDone
+      ).line
+    }
+    #expect(line(notDone: 16_998).hasSuffix(", interrupted (16,998 files not done)"))
+    #expect(line(notDone: 1).hasSuffix(", interrupted (1 file not done)"))
+    #expect(line(notDone: 0).hasSuffix(", interrupted"))
+    results.fullDisk = FullDisk(
+      file: "x", failure: .cannotWriteOutput("x.gz", SystemError(code: ENOSPC)))
+    #expect(line(notDone: 2).hasSuffix(", stopped: no room left (2 files not done)"))
+    // A run that was not stopped says nothing of files not done.
+    results.interrupted = false
+    results.fullDisk = nil
+    #expect(!line(notDone: 3).contains("not done"))
+  }
+
   @Test func grownFilesAreCountedAndAGrownTotalIsNotANegativeSaving() {
     let line = Self.summary(.compress, done: 2, bytesIn: 100, bytesOut: 150, grown: 2)
     #expect(
