@@ -70,6 +70,19 @@ struct TimelineCommand {
     stderr.write(
       "squeeze: wrote \(what) '\(output.displayString)' (\(ByteFormat.format(Int64(text.count))), \(tasks), \(threads))\n"
     )
+    if let warning = Self.incompleteLogWarning(data, log: log) { stderr.write(warning + "\n") }
+  }
+
+  /// The line that says a log stops before its run's `end` event (the run was killed, or is
+  /// still going), so the picture is not taken for a whole run: `squeeze: warning:
+  /// 'run.jsonl' stops before the run's end (killed, or still running): drew its first
+  /// 1.20 s`, with `, its last line cut off` when the log ends in the middle of a line. Nil
+  /// for a log that reached its end.
+  static func incompleteLogWarning(_ data: TaskLogData, log: RawPath) -> String? {
+    guard data.end == nil else { return nil }
+    let cut = data.endsMidLine ? ", its last line cut off" : ""
+    return
+      "squeeze: warning: '\(log.displayString)' stops before the run's end (killed, or still running): drew its first \(ByteFormat.seconds(data.duration))\(cut)"
   }
 
   private func readWholeFile(_ path: RawPath) throws(SystemError) -> [UInt8] {

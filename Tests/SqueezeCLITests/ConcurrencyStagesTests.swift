@@ -468,6 +468,20 @@ import Testing
     #expect(drawn.status == 0, "\(drawn.stderrText)")
     let svg = try String(contentsOfFile: folder.url("killed.svg"), encoding: .utf8)
     #expect(svg.contains("the log stops early: the run did not finish"))
+    // And the command says so, not only the picture.
+    #expect(
+      drawn.stderrText.contains(
+        "squeeze: warning: '\(log)' stops before the run's end (killed, or still running): drew its first "
+      ), "\(drawn.stderrText)")
+    // A whole run's log draws with no warning.
+    let whole = folder.url("whole.jsonl")
+    try FileManager.default.removeItem(atPath: folder.url("out"))
+    #expect(
+      try SqueezeBinary.run(["-1", "--task-log", whole, "-o", folder.url("out"), folder.url("in/")])
+        .status == 0)
+    let wholeDrawn = try SqueezeBinary.run(["timeline", whole, "-o", folder.url("whole.svg")])
+    #expect(wholeDrawn.status == 0, "\(wholeDrawn.stderrText)")
+    #expect(!wholeDrawn.stderrText.contains("warning"), "\(wholeDrawn.stderrText)")
   }
 
   @Test func aSecondRunGetsANewLogFileAndLinksAreNotFollowed() throws {

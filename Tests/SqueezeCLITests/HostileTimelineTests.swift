@@ -36,6 +36,27 @@ import Testing
     }
   }
 
+  /// A log with no `end` event, cut in the middle of its last line (a killed run's), is drawn
+  /// in every format with a warning that says so and how far it goes; status 0.
+  @Test func aLogCutOffIsDrawnWithAWarning() throws {
+    let folder = TemporaryFolder("cut-log")
+    let log = try folder.write(
+      "run.jsonl",
+      text: [
+        Self.start, #"{"event":"task","t":0,"id":1,"file":"a","state":"enqueued"}"#,
+        #"{"event":"task","t":1.25,"id":1,"state":"running","thread":5}"#,
+      ].map { $0 + "\n" }.joined() + #"{"event":"task","t":1.5,"id"#)
+    for output in ["run.svg", "run.html", "run.json"] {
+      let result = try SqueezeBinary.run(["timeline", log, "-o", folder.url(output)])
+      #expect(result.status == 0, "\(output): \(result.stderrText)")
+      #expect(
+        result.stderrText.hasSuffix(
+          "squeeze: warning: '\(log)' stops before the run's end (killed, or still running): drew its first 1.25 s, its last line cut off\n"
+        ), "\(output): \(result.stderrText)")
+      #expect(FileManager.default.fileExists(atPath: folder.url(output)))
+    }
+  }
+
   /// Debian's `chromium`, when installed: the one test that needs a real browser's HTML
   /// parser and script engine.
   static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
