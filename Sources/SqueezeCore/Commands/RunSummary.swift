@@ -52,9 +52,9 @@ struct RunSummary: Sendable {
   /// then up-to-date, grown, stored, removed, linked, folders made and updated, deleted,
   /// skipped and failed counts when not zero, for a run that stopped early `interrupted`
   /// or `stopped: no room left` and how many files were not done (`interrupted (16,998
-  /// files not done)`), and (when ``showsMainActor``) the main actor's worst lag and hangs. A run that did nothing
-  /// says `nothing compressed`, and one whose files were all empty
-  /// `2 empty files compressed`: no sizes or rate made of zeros.
+  /// files not done)`), and (when ``showsMainActor``) the main actor's worst lag and
+  /// hangs. A run that did nothing says `nothing compressed`, and one whose files were all
+  /// empty `2 empty files compressed`: no sizes or rate made of zeros.
   ///
   /// A mirror copies files that are already compressed (`x.gz`) into stored members, so
   /// each comes out a few bytes larger than it went in (header, trailer and 5 bytes per
