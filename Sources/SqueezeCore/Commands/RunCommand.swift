@@ -263,6 +263,8 @@ package struct RunCommand {
       // Outputs waiting for a folder in the way to give way will not take its place now,
       // and their files are not done.
       results.abandonHeld()
+      // Further names already right stay so: up to date, as the links would find them.
+      results.upToDate += folders?.followersUpToDate(in: list) ?? 0
     } else if let mirror, let folders {
       let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
       reporter.lines(lines)

@@ -300,10 +300,11 @@ struct MirrorEntries {
     results: inout RunResults, report: inout Report
   ) {
     for follower in plan.followers {
-      // The run stopped for a full disk: the names left are files not done.
-      if results.fullDisk != nil { return }
       if let leaders, !leaders.contains(follower.leader) { continue }
       if leaders == nil && waiting.contains(follower.leader) { continue }
+      // The run stopped for a full disk: the names left are files not done, but for those
+      // already right, which need no room and stay up to date.
+      if results.fullDisk != nil && follower.existing != .upToDate { continue }
       let file = list.files[follower.file]
       let leaderFile = list.files[follower.leader]
       guard plan.isUsable(directory: file.directory),
