@@ -220,6 +220,9 @@ package struct TaskLogData: Sendable {
       case notAnObject
       /// The log has no `start` event.
       case noStart
+      /// The log holds nothing but blank lines: its run wrote nothing to it (it stopped
+      /// before its work, or was killed, or is still running, before its first write).
+      case empty
       /// A key the reader knows holds something other than a number.
       case notANumber(key: String)
       /// A key that counts or names something holds a fraction.
@@ -231,6 +234,8 @@ package struct TaskLogData: Sendable {
         switch self {
         case .notAnObject: "not a JSON object"
         case .noStart: "no \"start\" event: not a squeeze task-state log"
+        case .empty:
+          "empty: its run wrote nothing to it (it stopped before its work, or was killed or is still running before its first write)"
         case .notANumber(let key): "\"\(key)\" is not a number"
         case .notWhole(let key, let value):
           "\"\(key)\" is not a whole number (\(Limits.text(value)))"
@@ -240,7 +245,9 @@ package struct TaskLogData: Sendable {
       }
     }
 
-    package var description: String { "line \(line): \(reason)" }
+    package var description: String {
+      reason == .empty ? "\(reason)" : "line \(line): \(reason)"
+    }
   }
 
   /// The values each kind of number in a log may take. Every number is checked against one of
@@ -359,12 +366,15 @@ package struct TaskLogData: Sendable {
   /// - Complexity: O(n) in the log's size (a 100,000-file log, ~600,000 lines, in about a
   ///   second here).
   /// - Throws: ``ReadError`` for a line that is not a JSON object (other than a cut-off last
-  ///   line), a number out of its range (`Limits`), or a log without a `start` event.
+  ///   line), a number out of its range (`Limits`), or a log without a `start` event
+  ///   (``ReadError/Reason/empty`` when it holds no line at all: a run killed before its
+  ///   first write leaves such a log).
   package static func parse(_ bytes: [UInt8]) throws(ReadError) -> TaskLogData {
     var data = TaskLogData()
     var reading = Reading()
     var lineNumber = 0
     var lineStart = 0
+    var sawLine = false
     let newline = UInt8(ascii: "\n")
     try bytes.withUnsafeBufferPointer { (buffer) throws(ReadError) in
       while lineStart < buffer.count {
@@ -375,6 +385,7 @@ package struct TaskLogData: Sendable {
         lineStart = lineEnd + 1
         lineNumber += 1
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+        sawLine = true
         guard let value = try? JSONValue.parse(line), case .object = value else {
           // A killed run's log can end in the middle of a line: draw what came before it.
           if isLast {
@@ -386,6 +397,7 @@ package struct TaskLogData: Sendable {
         try data.read(Fields(object: value, line: lineNumber), reading: &reading)
       }
     }
+    guard sawLine else { throw ReadError(line: 1, reason: .empty) }
     guard reading.sawStart else { throw ReadError(line: 1, reason: .noStart) }
     return data
   }

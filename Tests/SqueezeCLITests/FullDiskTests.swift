@@ -571,6 +571,83 @@ struct FullDiskTests {
     #expect(files["compressed"] as? Int == 200 - outputs)
   }
 
+  /// A mirror re-run that a full disk stops leaves alone the further names of hard-link
+  /// groups already right (the same inode as their group's up-to-date output): they are
+  /// up to date, not files not done. Before, the stop skipped them and the line, the
+  /// summary and `diskFull.notDone` counted each as not done, though the next run found
+  /// it up to date.
+  @Test func aStoppedMirrorCountsItsHardLinksAlreadyRightAsUpToDate() throws {
+    let source = TemporaryFolder("full-keep-links-source")
+    try Self.writeFiles(1, bytes: 3000, into: source.url("S"))
+    #expect(link(source.url("S/f0"), source.url("S/g0")) == 0)
+    let disk = try SmallDisk("full-keep-links", size: "1m")
+    defer { disk.unmount() }
+    let mirror = disk.url("M")
+    let first = try SqueezeBinary.run(["-o", mirror, source.url("S/")])
+    #expect(first.status == 0, "\(first.stderrText)")
+    try Self.writeFiles(200, bytes: 3000, into: source.url("S/new"))
+    try disk.fill(leaving: 100 * 1024)
+
+    let stopped = try SqueezeBinary.run(["-j", "1", "--json", "-o", mirror, source.url("S/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let kept = Self.kept(in: mirror + "/new", suffix: ".gz")
+    #expect(kept > 10, "kept \(kept)")
+    let group = try #require(
+      try FileManager.default.attributesOfItem(atPath: mirror + "/g0.gz")[.systemFileNumber]
+        as? Int)
+    #expect(
+      try FileManager.default.attributesOfItem(atPath: mirror + "/f0.gz")[.systemFileNumber]
+        as? Int == group, "the further name is still the group's output")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(stopped.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [String: Any])
+    #expect(files["upToDate"] as? Int == 2, "\(stopped.stdoutText)")
+    let full = try #require(object["diskFull"] as? [String: Any])
+    #expect(full["notDone"] as? Int == 200 - kept, "\(stopped.stderrText)")
+    #expect(
+      stopped.stderrText.contains("stopped: no room left (\(200 - kept) files not done)"),
+      "\(stopped.stderrText)")
+
+    try disk.makeRoom()
+    let rerun = try Self.rerunFiles(["-o", mirror, source.url("S/")])
+    #expect(rerun["upToDate"] as? Int == 2 + kept)
+  }
+
+  /// The same when the disk fills while the mirror's symbolic links are made, after the
+  /// files: the further name already right is up to date, and only the links not made are
+  /// not done.
+  @Test func aMirrorStoppedAtItsLinksCountsItsHardLinksAlreadyRightAsUpToDate() throws {
+    let source = TemporaryFolder("full-links-keep-source")
+    try Self.writeFiles(2, bytes: 2000, into: source.url("S"))
+    #expect(link(source.url("S/f1"), source.url("S/h1")) == 0)
+    let disk = try SmallDisk("full-links-keep", size: "1m")
+    defer { disk.unmount() }
+    let mirror = disk.url("M")
+    let first = try SqueezeBinary.run(["-o", mirror, source.url("S/")])
+    #expect(first.status == 0, "\(first.stderrText)")
+    for index in 0..<20 {
+      #expect(symlink("f0", source.url("S/l\(index)")) == 0)
+    }
+    // No inode left: the links find no room.
+    var table = statvfs()
+    #expect(statvfs(disk.path, &table) == 0)
+    let used = Int(table.f_files - table.f_ffree)
+    let shrunk = try Shell.run(
+      "/bin/mount", ["-o", "remount,nr_inodes=\(used)", "tmpfs", disk.path])
+    try #require(shrunk.status == 0, "remount: \(shrunk.stderrText)")
+
+    let stopped = try SqueezeBinary.run(["--json", "-o", mirror, source.url("S/")])
+    Self.expectStoppedOnce(stopped, fileSystem: disk.path)
+    let links = try FileManager.default.contentsOfDirectory(atPath: mirror)
+      .filter { $0.hasPrefix("l") }.count
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(stopped.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [String: Any])
+    #expect(files["upToDate"] as? Int == 3, "\(stopped.stdoutText)")
+    let full = try #require(object["diskFull"] as? [String: Any])
+    #expect(full["notDone"] as? Int == 20 - links, "\(stopped.stderrText)")
+  }
+
   /// `-j 1 -o` into a mirror on a disk with room for 25 of 200 outputs: the outputs
   /// finished before the one that found no room are kept, as many files as `rsync -a` keeps
   /// on the same disk, each whole; the re-run after making room finds them up to date and

@@ -36,6 +36,24 @@ import Testing
     }
   }
 
+  /// An empty log (what a run killed before its first write leaves: `kill -9` 0.1 s into a
+  /// run of 3,000 files left one) is said to be empty, in every format, not "line 1: no
+  /// start event: not a squeeze task-state log"; status 1, nothing drawn. Blank lines alone
+  /// are empty too.
+  @Test(arguments: ["", "\n\n"]) func anEmptyLogIsSaidToBeEmpty(contents: String) throws {
+    let folder = TemporaryFolder("empty-log")
+    let log = try folder.write("run.jsonl", text: contents)
+    for output in ["run.svg", "run.html", "run.json"] {
+      let result = try SqueezeBinary.run(["timeline", log, "-o", folder.url(output)])
+      #expect(result.status == 1, "\(output): \(result.stderrText)")
+      #expect(
+        result.stderrText
+          == "squeeze: '\(log)': empty: its run wrote nothing to it (it stopped before its work, or was killed or is still running before its first write)\n",
+        "\(output): \(result.stderrText)")
+      #expect(!FileManager.default.fileExists(atPath: folder.url(output)))
+    }
+  }
+
   /// A log with no `end` event, cut in the middle of its last line (a killed run's), is drawn
   /// in every format with a warning that says so and how far it goes; status 0.
   @Test func aLogCutOffIsDrawnWithAWarning() throws {

@@ -14,6 +14,49 @@ import Testing
     }
   }
 
+  /// A signal while a mirror's symbolic links are made, after its files, stops the run
+  /// there, as a full disk does: no further link, no deletion, no folder times, the summary
+  /// and `--json` say interrupted, and the re-run makes the rest. Before, the run made every
+  /// link (20,000: 1.7 to 11 s here), then said it had finished (`"interrupted": false`, no
+  /// "interrupted" in its summary) and died of the signal.
+  @Test func aSignalWhileAMirrorsLinksAreMadeStopsThere() throws {
+    let folder = TemporaryFolder("signal-links")
+    _ = try folder.write("S/f", text: "hello\n")
+    for index in 0..<20_000 {
+      #expect(symlink("f", folder.url("S/l\(index)")) == 0)
+    }
+    let mirror = folder.url("M")
+    let result = try SqueezeBinary.run(["--json", "-o", mirror, folder.url("S/")]) { pid in
+      // Once the first link is there, the files are done and the links are being made.
+      for _ in 0..<2_000 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: mirror)) ?? []
+        if names.contains(where: { $0.hasPrefix("l") }) { break }
+        usleep(10_000)
+      }
+      kill(pid, SIGINT)
+    }
+    #expect(result.signal == SIGINT, "\(result.status) \(result.stderrText)")
+    let links = try FileManager.default.contentsOfDirectory(atPath: mirror)
+      .filter { $0.hasPrefix("l") }.count
+    #expect(links < 20_000, "the run stopped making links")
+    #expect(result.stderrText.contains(", interrupted"), "\(result.stderrText)")
+    let object = try #require(
+      JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any],
+      "\(result.stdoutText)")
+    #expect(object["interrupted"] as? Bool == true)
+    let files = try #require(object["files"] as? [String: Any])
+    #expect(
+      (files["symbolicLinks"] as? [String: Any])?["written"] as? Int == links,
+      "\(result.stdoutText)")
+    #expect(TemporaryFolder.squeezeTemporaries(under: mirror).isEmpty)
+
+    let rerun = try SqueezeBinary.run(["-o", mirror, folder.url("S/")])
+    #expect(rerun.status == 0, "\(rerun.stderrText)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: mirror)
+        .filter { $0.hasPrefix("l") }.count == 20_000)
+  }
+
   @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143)), (SIGHUP, Int32(129))])
   func aSignalStopsTheRunCleanly(signal number: Int32, status: Int32) throws {
     let folder = TemporaryFolder("signal")

@@ -263,8 +263,13 @@ package struct RunCommand {
       // Outputs waiting for a folder in the way to give way will not take its place now,
       // and their files are not done.
       results.abandonHeld()
+      // Further names already right stay so: up to date, as the links would find them.
+      results.upToDate += folders?.followersUpToDate(in: list) ?? 0
     } else if let mirror, let folders {
-      let lines = mirror.finish(folders, results: &results, walkErrors: walkErrors)
+      let signals = environment.signals
+      let lines = mirror.finish(
+        folders, results: &results, walkErrors: walkErrors,
+        stopped: { signals.receivedSignal != nil })
       reporter.lines(lines)
       if !prepared.settings.linkDestinations.isEmpty, let output = configuration.output,
         let failure = finishSnapshot(

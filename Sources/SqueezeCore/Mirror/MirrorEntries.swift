@@ -107,15 +107,20 @@ struct MirrorEntries {
 
   /// Writes the planned symbolic links.
   ///
+  /// - Parameter stopped: true once a signal asks the run to stop: no further link is made
+  ///   and ``RunResults/interrupted`` is set, as a full disk stops the links.
   /// - Returns: links a folder is in the way of, made durable under temporary names.
   func writeLinks(
-    _ plan: MirrorPlan, results: inout RunResults, report: inout Report
+    _ plan: MirrorPlan, results: inout RunResults, report: inout Report,
+    stopped: () -> Bool = { false }
   ) -> [HeldReplacement] {
     var replacing:
       [(temporary: TemporaryEntry, final: RelativeLocation, source: RawPath, target: RawPath)] =
         []
     var held: [HeldReplacement] = []
     for planned in plan.links {
+      if !results.interrupted && stopped() { results.interrupted = true }
+      if results.interrupted && results.fullDisk == nil { break }
       if results.fullDisk != nil {
         // The run stopped at a link that found no room: the rest are not made.
         results.fullDisk?.entriesNotDone += 1
@@ -192,8 +197,9 @@ struct MirrorEntries {
       }
     }
     guard !replacing.isEmpty || !held.isEmpty else { return held }
-    if results.fullDisk != nil {
-      // Stopped: the links made under temporary names are not put in place.
+    if results.interrupted {
+      // Stopped (a full disk, a signal): the links made under temporary names are not put
+      // in place.
       for entry in replacing { try? entry.temporary.remove() }
       for entry in held { entry.abandon() }
       results.fullDisk?.entriesNotDone += replacing.count + held.count
@@ -294,16 +300,21 @@ struct MirrorEntries {
   /// Makes each further name of a hard-link group a hard link of the group's output, once
   /// that output is in place (done or up to date in this run).
   ///
-  /// - Parameter leaders: only the followers of these leaders (all when nil).
+  /// - Parameters:
+  ///   - leaders: only the followers of these leaders (all when nil).
+  ///   - stopped: true once a signal asks the run to stop: no further name is made and
+  ///     ``RunResults/interrupted`` is set.
   func linkFollowers(
     _ plan: MirrorPlan, leaders: Set<Int>? = nil, waiting: Set<Int> = [],
-    results: inout RunResults, report: inout Report
+    results: inout RunResults, report: inout Report, stopped: () -> Bool = { false }
   ) {
     for follower in plan.followers {
-      // The run stopped for a full disk: the names left are files not done.
-      if results.fullDisk != nil { return }
       if let leaders, !leaders.contains(follower.leader) { continue }
       if leaders == nil && waiting.contains(follower.leader) { continue }
+      if !results.interrupted && stopped() { results.interrupted = true }
+      // The run stopped (a full disk, a signal): the names left are files not done, but for
+      // those already right, which need no room and stay up to date.
+      if results.interrupted && follower.existing != .upToDate { continue }
       let file = list.files[follower.file]
       let leaderFile = list.files[follower.leader]
       guard plan.isUsable(directory: file.directory),

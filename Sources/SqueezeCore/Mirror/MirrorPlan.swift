@@ -81,6 +81,16 @@ struct MirrorPlan: Sendable {
   /// is mirrored or pruned.
   var leftOutRoots: Set<Int> = []
 
+  /// The further names of hard-link groups that already are their group's up-to-date
+  /// output, in folders the run can use: up to date whether or not the run gets as far as
+  /// linking them, so a run stopped before that (a signal, a full disk) counts them up to
+  /// date, not as files not done.
+  func followersUpToDate(in list: FileList) -> Int {
+    followers.count {
+      $0.existing == .upToDate && isUsable(directory: list.files[$0.file].directory)
+    }
+  }
+
   /// True when listed folder `directory`'s mirror folder exists (or will).
   func isUsable(directory: Int32) -> Bool {
     let folder = folderOfDirectory[Int(directory)]

@@ -144,19 +144,28 @@ struct MirrorWork {
 
   /// Steps 2 to 6, after the files.
   ///
+  /// - Parameter stopped: true once a signal asks the run to stop: the run stops at the
+  ///   next link or further name, as at a full disk (nothing pruned, no folder given its
+  ///   times; the re-run does it), with ``RunResults/interrupted`` set.
   /// - Returns: lines for stderr (failures, and with `-v` each entry).
-  func finish(_ plan: MirrorPlan, results: inout RunResults, walkErrors: Int) -> [String] {
+  func finish(
+    _ plan: MirrorPlan, results: inout RunResults, walkErrors: Int,
+    stopped: () -> Bool = { false }
+  ) -> [String] {
     var report = MirrorEntries.Report()
     // One fstatfs a mirror run: on FUSE each sync below fsyncs the mirror's folders.
     let hollow = Descriptor.syncFileSystemIsHollow(base)
     let writer = entries
-    let heldLinks = writer.writeLinks(plan, results: &results, report: &report)
+    let heldLinks = writer.writeLinks(
+      plan, results: &results, report: &report, stopped: stopped)
     let heldFiles = results.held
     let waiting = Set(heldFiles.map(\.file))
-    writer.linkFollowers(plan, waiting: waiting, results: &results, report: &report)
-    if results.fullDisk != nil {
-      // A link or a further name found no room: the run stops here, as it does when an
-      // output finds none (nothing pruned, no folder given its times; the re-run does it).
+    writer.linkFollowers(
+      plan, waiting: waiting, results: &results, report: &report, stopped: stopped)
+    if results.interrupted {
+      // A link or a further name found no room, or a signal came: the run stops here, as
+      // it does when an output finds none (nothing pruned, no folder given its times; the
+      // re-run does it).
       results.abandonHeld()
       return report.lines
     }
