@@ -115,7 +115,9 @@ import Testing
   @Test func aQuietRunStoppedBySignalPrintsNothing() throws {
     let folder = TemporaryFolder("signal-quiet")
     try Self.busyFolder(folder)
-    let result = try SqueezeBinary.run(["-q", "-j", "2", "-o", folder.url("M"), folder.url("in")]) {
+    let result = try SqueezeBinary.run([
+      "-q", "--json", "-j", "2", "-o", folder.url("M"), folder.url("in"),
+    ]) {
       pid in
       usleep(300_000)
       kill(pid, SIGTERM)
@@ -125,6 +127,14 @@ import Testing
     #expect(result.stderrText == "", "nothing but errors under -q")
     let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
     #expect(everything.filter(TemporaryFolder.isSqueezeTemporary).isEmpty, "no temporaries left")
+    // --json (on stdout) says the run was stopped and counts the files it left undone.
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+    let files = try #require(object["files"] as? [String: Any])
+    let outputs = everything.filter { $0.hasSuffix(".gz") }.count
+    #expect(object["interrupted"] as? Bool == true)
+    #expect(files["notDone"] as? Int == 400 - outputs, "\(outputs) outputs: \(files)")
+    #expect(files["compressed"] as? Int == outputs)
   }
 
   /// Big files (each compressed chunk by chunk, its temporary open for seconds) and many

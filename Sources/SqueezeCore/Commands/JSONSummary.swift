@@ -201,6 +201,11 @@ extension JSONSummary: Encodable {
       try object.encode(discovery.files.files.count, forKey: Key("selected"))
       try object.encode(results.done, forKey: Key(summary.doneKey))
       try object.encode(results.upToDate, forKey: Key("upToDate"))
+      // The summary line's count: files a stopped run did not do (0 for a run not stopped).
+      try object.encode(
+        results.interrupted
+          ? FullDisk.notDone(selected: discovery.files.files.count, results: results) : 0,
+        forKey: Key("notDone"))
       var skipped = object.nestedContainer(keyedBy: Key.self, forKey: Key("skipped"))
       try skipped.encode(discovery.skippedCount, forKey: Key("total"))
       var byReason: [String: Int] = [:]

@@ -35,7 +35,7 @@ import Testing
         + #""files":{"compressed":2,"deleted":0,"failed":{"count":2,"list":[{"cause":"No such file or directory","path":"gone"},"#
         + #"{"cause":"interrupted before it was done","path":"src\/bad"}]},"#
         + #""folders":{"made":0,"upToDate":0,"updated":0},"grown":0,"hardLinked":0,"#
-        + #""keptChanged":0,"keptForeign":0,"keptHardLinked":0,"removed":0,"selected":0,"#
+        + #""keptChanged":0,"keptForeign":0,"keptHardLinked":0,"notDone":0,"removed":0,"selected":0,"#
         + #""skipped":{"byReason":{"symbolicLink":1},"total":1},"stored":0,"symbolicLinks":{"upToDate":0,"written":0},"#
         + #""upToDate":0},"hangs":1,"interrupted":false,"isolation":"nonisolated","jobs":2,"level":6,"#
         + #""microhangs":0,"mode":"compress","ratio":0.3333,"savedPercent":66.67,"schema":2,"wallSeconds":1.25,"#
