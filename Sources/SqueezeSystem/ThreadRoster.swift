@@ -14,7 +14,8 @@ package enum ThreadRoster {
   /// Thread id → the name squeeze gave it. An entry is removed when its thread ends, since
   /// the kernel reuses thread ids.
   private static let given = Lock<[Int32: String]>([:])
-  /// Bumped by ``beginLog()``: each task-state log hears of every thread's queue afresh.
+  /// The last log number ``beginLog()`` handed out: each task-state log hears of every
+  /// thread's queue afresh.
   private static let generation = Atomic<UInt>(0)
 
   /// Records `name` as the calling thread's name, in full (`ThreadName/set(_:)` also gives
@@ -48,22 +49,24 @@ package enum ThreadRoster {
     package var qos: String?
   }
 
-  /// Starts a new task-state log: every thread reports its queue again.
-  package static func beginLog() {
-    generation.add(1, ordering: .relaxed)
+  /// Starts a new task-state log: every thread reports its queue to it again.
+  ///
+  /// - Returns: the log's number, for ``queueIfNew(forLog:)``. Each log has its own, so
+  ///   logs that live at once (tests in one process) do not make each other hear a queue
+  ///   twice.
+  package static func beginLog() -> UInt {
+    generation.add(1, ordering: .relaxed).newValue
   }
 
   /// The queue whose job runs on the calling thread, the first time the thread runs a job
-  /// from it for the current log; nil when it already said so, and on squeeze's own threads
+  /// from it for log number `log` (``beginLog()``) or since it last told another log; nil
+  /// when it already said so, and on squeeze's own threads
   /// (an actor's executor thread is no queue's, and Dispatch would answer with its default
   /// queue).
   ///
   /// - Complexity: O(1); a thread-local comparison unless the queue is new.
-  package static func queueIfNew() -> Queue? {
-    guard
-      let queue = squeeze_dispatch_queue_if_new(
-        UInt(generation.load(ordering: .relaxed)))
-    else { return nil }
+  package static func queueIfNew(forLog log: UInt) -> Queue? {
+    guard let queue = squeeze_dispatch_queue_if_new(log) else { return nil }
     guard givenName(of: ThreadName.currentID) == nil else { return nil }
     let label = String(cString: squeeze_dispatch_queue_label(queue))
     return Queue(label: label, qos: qosName(squeeze_dispatch_queue_qos(queue)))

@@ -28,6 +28,8 @@ package final class TaskLog: Sendable {
   package let path: RawPath
   /// The run's start on `MonotonicClock`: `t` is measured from here.
   package let startTime: Double
+  /// This log's number in ``ThreadRoster``, which tells each thread's queue once per log.
+  private let rosterNumber: UInt
   /// Events formatted but not yet written.
   private let pending = Lock(Pending())
   /// The first write error, reported once at the end.
@@ -67,7 +69,7 @@ package final class TaskLog: Sendable {
     self.path = path
     self.startTime = startTime
     descriptor = try Self.openLog(path, force: force)
-    ThreadRoster.beginLog()
+    rosterNumber = ThreadRoster.beginLog()
   }
 
   private static func openLog(_ path: RawPath, force: Bool) throws(TaskLogOpenError) -> Int32 {
@@ -406,7 +408,7 @@ package final class TaskLog: Sendable {
   /// Notes the Dispatch queue the calling thread runs a job from, when it is new for this
   /// log (a `thread` event with `queue`); nothing otherwise.
   package func noteQueue() {
-    if let queue = ThreadRoster.queueIfNew() { threadRunsJobs(from: queue) }
+    if let queue = ThreadRoster.queueIfNew(forLog: rosterNumber) { threadRunsJobs(from: queue) }
   }
 
   /// `{"event":"hang",...}`: the main actor was late by `duration` seconds from `start`.

@@ -83,6 +83,30 @@ import Testing
     }
   }
 
+  /// Each log hears a thread's queue once, even when another log starts in between (tests
+  /// run logs side by side in one process; the first log heard the queue again before).
+  @Test func anotherLogStartingDoesNotMakeALogHearAQueueTwice() throws {
+    let folder = TemporaryFolder("log-queues")
+    let path = folder.url("first.jsonl")
+    let log = try TaskLog(path: RawPath(path), startTime: MonotonicClock.now())
+    log.start(
+      version: "1", isolation: "nonisolated", jobs: 2, level: 6, engine: "fast", cpus: 2,
+      files: 2, bytes: 2, chunkSize: 131072)
+    let tracker = TaskTracker(log: log)
+    let first = tracker.create(id: 1, file: "a")
+    first.run()
+    let other = try TaskLog(path: RawPath(folder.url("second.jsonl")), startTime: 0)
+    let second = tracker.create(id: 2, file: "b")
+    second.run()
+    other.flush()
+    log.flush()
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.contains(#""event":"start""#), "the log was written: \(text)")
+    let queues = text.split(separator: "\n").filter { $0.contains(#""queue":"#) }
+    // At most one: none when this thread is none of Dispatch's queues' (squeeze's own).
+    #expect(queues.count <= 1, "\(text)")
+  }
+
   @Test func theLogWritesEachSchema3EventWithItsKeys() throws {
     let folder = TemporaryFolder("log")
     let path = folder.url("run.jsonl")
