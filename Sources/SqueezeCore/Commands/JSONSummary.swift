@@ -120,7 +120,7 @@ extension JSONSummary: Encodable {
         DiskFull(
           fileSystem: fullDisk.fileSystem, cause: fullDisk.error.description,
           first: (fullDisk.file ?? fullDisk.output).displayString,
-          notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results)),
+          notDone: results.notDone(selected: discovery.files.files.count)),
         forKey: .diskFull)
     } else {
       try object.encodeNil(forKey: .diskFull)
@@ -171,7 +171,7 @@ extension JSONSummary: Encodable {
     var cause: String
     /// The first file whose output failed for it.
     var first: String
-    /// Files not done (``FullDisk/notDone(selected:results:)``).
+    /// Files not done (``RunResults/notDone(selected:)``).
     var notDone: Int
   }
 
@@ -204,7 +204,7 @@ extension JSONSummary: Encodable {
       // The summary line's count: files a stopped run did not do (0 for a run not stopped).
       try object.encode(
         results.interrupted
-          ? FullDisk.notDone(selected: discovery.files.files.count, results: results) : 0,
+          ? results.notDone(selected: discovery.files.files.count) : 0,
         forKey: Key("notDone"))
       var skipped = object.nestedContainer(keyedBy: Key.self, forKey: Key("skipped"))
       try skipped.encode(discovery.skippedCount, forKey: Key("total"))

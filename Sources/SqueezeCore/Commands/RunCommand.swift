@@ -332,7 +332,7 @@ package struct RunCommand {
     if let fullDisk, environment.signals.receivedSignal == nil {
       reporter.error(
         fullDisk.message(
-          notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results)))
+          notDone: results.notDone(selected: discovery.files.files.count)))
     }
     let succeeded = reporter.summarize(
       results: results, discovery: discovery,

@@ -98,7 +98,7 @@ final class RunReporter {
       operation: configuration.operation, results: results, skipped: reported.skippedCount,
       discoveryFailures: reported.failures.count, wallSeconds: wallSeconds,
       cpuSeconds: cpuSeconds, hangs: hangs, showsMainActor: configuration.asksForDiagnostics,
-      notDone: FullDisk.notDone(selected: discovery.files.files.count, results: results))
+      notDone: results.notDone(selected: discovery.files.files.count))
     // -q prints errors only, and an interruption is none: the status (death by the signal)
     // tells the caller, as after gzip -q and pigz -q, and no temporary is left.
     let showSummary =

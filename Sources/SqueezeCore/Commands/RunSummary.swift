@@ -42,7 +42,7 @@ struct RunSummary: Sendable {
   var showsMainActor = false
   /// Files the run set out to do and did not, when it stopped early (a signal, a full
   /// disk): neither done, up to date, linked, nor failed for a reason of their own
-  /// (``FullDisk/notDone(selected:results:)``). Said only for a run that stopped.
+  /// (``RunResults/notDone(selected:)``). Said only for a run that stopped.
   var notDone = 0
 
   /// Files that failed, in discovery and in the work together.

@@ -62,19 +62,6 @@ struct FullDisk: Sendable {
     failedFiles = 0
   }
 
-  /// Files not done when the run stopped: selected files neither done, up to date, linked,
-  /// nor failed for a reason of their own.
-  ///
-  /// - Parameters:
-  ///   - selected: the files the run set out to do.
-  ///   - results: what became of them.
-  static func notDone(selected: Int, results: RunResults) -> Int {
-    let failedOnTheirOwn = results.failedFiles.count - (results.fullDisk?.failedFiles ?? 0)
-    let finished = results.done + results.upToDate + results.linked + results.hardLinked
-    return max(0, selected - finished - max(0, failedOnTheirOwn))
-      + (results.fullDisk?.entriesNotDone ?? 0)
-  }
-
   /// The one line that reports the stop (without the `squeeze: ` prefix):
   /// `/mnt/x: no space left on device: the run stopped; 198 files not done, their sources
   /// kept (first: 'a/b': cannot write 'a/b.gz': No space left on device (errno 28))`.
@@ -82,7 +69,7 @@ struct FullDisk: Sendable {
   /// written last), the line says only that: `/mnt/x: no space left on device: cannot
   /// write task log '/mnt/x/l.jsonl': No space left on device (errno 28)`.
   ///
-  /// - Parameter notDone: the files not done (``notDone(selected:results:)``).
+  /// - Parameter notDone: the files not done (``RunResults/notDone(selected:)``).
   func message(notDone: Int) -> String {
     let what = error == .quotaExceeded ? "disk quota exceeded" : "no space left on device"
     guard let file else {

@@ -76,6 +76,16 @@ struct RunResults: Sendable {
       + (deletionsOverLimit > 0 ? 1 : 0)
   }
 
+  /// Files not done when the run stopped (a signal, a full disk): of the `selected` files
+  /// the run set out to do, those neither done, up to date, linked, nor failed for a reason
+  /// of their own; a full disk's failures and the mirror entries it left unmade
+  /// (``FullDisk/entriesNotDone``) count as not done.
+  func notDone(selected: Int) -> Int {
+    let failedOnTheirOwn = failedFiles.count - (fullDisk?.failedFiles ?? 0)
+    let finished = done + upToDate + linked + hardLinked
+    return max(0, selected - finished - max(0, failedOnTheirOwn)) + (fullDisk?.entriesNotDone ?? 0)
+  }
+
   /// The run stopped before the outputs in ``held`` could take their folders' places: their
   /// temporaries are removed, the folders left, and those files are not done after all.
   mutating func abandonHeld() {

@@ -60,6 +60,6 @@ import Testing
     results.fullDisk?.failedFiles = 2
     // 20 selected: 5 + 3 + 2 finished, 2 failed on their own; 2 failed and 6 never started
     // for the full disk.
-    #expect(FullDisk.notDone(selected: 20, results: results) == 8)
+    #expect(results.notDone(selected: 20) == 8)
   }
 }
